@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/cost.hpp"
+#include "sim/graph.hpp"
+
+#include <string>
+#include <vector>
+
+namespace rsim {
+
+/// Sums over a set of ops, each op weighted by its instance count.
+struct Totals {
+  Flops flops;
+  Bytes bytes;
+  Seconds t_math;        ///< Σ T_math
+  Seconds t_mem;         ///< Σ T_mem
+  Seconds t_lower;       ///< Σ max(T_math, T_mem): ops run one after another, each overlapped
+  Seconds t_upper;       ///< Σ (T_math + T_mem): nothing overlaps
+  Seconds t_overlapped;  ///< max(Σ T_math, Σ T_mem): everything overlaps (the loosest bound)
+  Bound bound = Bound::memory;  ///< the roof with the larger Σ
+};
+
+/// Totals of one stage (or one block of a stage: embed, layer, head).
+struct GroupBounds {
+  std::string stage;
+  std::string block;       ///< "" for a whole stage
+  std::int64_t steps = 1;  ///< times the stage runs (π0.5's denoising steps)
+  Totals totals;
+};
+
+/// Max (full overlap) and sum (no overlap) bounds per stage, per block and in total.
+struct Bounds {
+  Totals total;
+  std::vector<GroupBounds> stages;
+  std::vector<GroupBounds> blocks;
+};
+
+Bounds compute_bounds(const OpGraph& graph, const CostTable& table);
+
+}  // namespace rsim

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rsim {
+
+/// Element types of tensors and the precisions that name compute paths.
+enum class DType { fp32, tf32, bf16, fp16, fp8, int8, fp4, int4 };
+
+/// Storage bytes per element; 4-bit types are 0.5 (two per byte). TF32 is stored as FP32.
+double bytes_per_element(DType dtype);
+
+/// The lower-case name used in YAML, JSON and on the command line ("bf16").
+std::string_view to_string(DType dtype);
+
+/// Parses a dtype name; nullopt if unknown.
+std::optional<DType> parse_dtype(std::string_view name);
+
+/// Every dtype name, in declaration order (for help text and error messages).
+std::vector<std::string_view> dtype_names();
+
+/// A compute path name is a dtype name, optionally with "_sparse" (2:4 structured sparsity):
+/// "fp8", "fp8_sparse". Returns the dtype it computes in, or nullopt if malformed.
+std::optional<DType> compute_path_dtype(std::string_view path_name);
+
+}  // namespace rsim

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+#include "sim/hardware.hpp"
+
+#include "sim/config.hpp"
+#include "sim/error.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace rsim {
+namespace {
+
+struct UnitName {
+  ComputeUnit unit;
+  std::string_view name;
+};
+constexpr std::array kUnitNames{
+    UnitName{ComputeUnit::tensor_core, "tensor_core"},
+    UnitName{ComputeUnit::cuda_core, "cuda_core"},
+    UnitName{ComputeUnit::mxu, "mxu"},
+    UnitName{ComputeUnit::vpu, "vpu"},
+};
+
+// Outermost tiers first; the first tier of every hardware must be main memory.
+constexpr std::array<std::string_view, 2> kMainMemoryTiers{"dram", "hbm"};
+constexpr std::array<std::string_view, 5> kMemoryTiers{"dram", "hbm", "l2", "smem", "vmem"};
+
+bool contains(const auto& names, std::string_view name) {
+  for (std::string_view candidate : names) {
+    if (candidate == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Provenance parse_provenance(const ConfigNode& node) {
+  const ConfigNode* source = node.find("source");
+  const ConfigNode* derived = node.find("derived");
+  if ((source == nullptr) == (derived == nullptr)) {
+    node.fail("give exactly one of 'source' (a citation) or 'derived' (the formula)");
+  }
+  return source != nullptr ? Provenance{source->as_string(), ""}
+                           : Provenance{"", derived->as_string()};
+}
+
+ComputePath parse_compute_path(const ConfigNode::Entry& entry) {
+  const ConfigNode& node = entry.value;
+  node.allow_only({"peak", "unit", "source", "derived"});
+  const auto dtype = compute_path_dtype(entry.key);
+  if (!dtype) {
+    throw ConfigError(entry.key_mark,
+                      fmt::format("'{}': not a compute path name; expected a precision ({}) "
+                                  "optionally followed by _sparse",
+                                  node.path(), fmt::join(dtype_names(), ", ")));
+  }
+  ComputePath path;
+  path.name = entry.key;
+  path.dtype = *dtype;
+  path.sparse = entry.key.ends_with("_sparse");
+  path.peak = FlopsPerSecond(node.at("peak").as_quantity(Dimension::flop_rate));
+  const std::string unit = node.at("unit").as_choice({"tensor_core", "cuda_core", "mxu", "vpu"});
+  for (const UnitName& known : kUnitNames) {
+    if (known.name == unit) {
+      path.unit = known.unit;
+    }
+  }
+  path.provenance = parse_provenance(node);
+  return path;
+}
+
+MemoryTier parse_memory_tier(const ConfigNode::Entry& entry) {
+  const ConfigNode& node = entry.value;
+  node.allow_only({"bandwidth", "capacity", "count", "per", "source", "derived"});
+  if (!contains(kMemoryTiers, entry.key)) {
+    throw ConfigError(entry.key_mark, fmt::format("'{}': unknown memory tier (expected one of: {})",
+                                                  node.path(), fmt::join(kMemoryTiers, ", ")));
+  }
+  MemoryTier tier;
+  tier.name = entry.key;
+  if (const ConfigNode* bandwidth = node.find("bandwidth")) {
+    tier.bandwidth = BytesPerSecond(bandwidth->as_quantity(Dimension::byte_rate));
+  }
+  tier.capacity = Bytes(node.at("capacity").as_quantity(Dimension::bytes));
+  if (const ConfigNode* count = node.find("count")) {
+    tier.count = count->as_positive_int();
+  }
+  if (const ConfigNode* per = node.find("per")) {
+    tier.per = per->as_choice({"sm", "core", "chip"});
+  }
+  tier.provenance = parse_provenance(node);
+  return tier;
+}
+
+HardwareMode parse_mode(const ConfigNode::Entry& entry, const HardwareSpec& spec) {
+  const ConfigNode& node = entry.value;
+  node.allow_only({"clock", "peaks", "bandwidths", "source"});
+  HardwareMode mode;
+  mode.name = entry.key;
+  if (const ConfigNode* clock = node.find("clock")) {
+    if (!spec.clock) {
+      clock->fail("a mode clock needs the hardware's base 'clock' to scale peaks against");
+    }
+    mode.clock = Hertz(clock->as_quantity(Dimension::frequency));
+  }
+  if (const ConfigNode* peaks = node.find("peaks")) {
+    for (const ConfigNode::Entry& peak : peaks->entries()) {
+      bool known = false;
+      for (const ComputePath& path : spec.compute) {
+        known = known || path.name == peak.key;
+      }
+      if (!known) {
+        throw ConfigError(peak.key_mark, fmt::format("'{}': no compute path '{}' in 'compute'",
+                                                     peak.value.path(), peak.key));
+      }
+      mode.peaks.emplace_back(peak.key,
+                              FlopsPerSecond(peak.value.as_quantity(Dimension::flop_rate)));
+    }
+  }
+  if (const ConfigNode* bandwidths = node.find("bandwidths")) {
+    for (const ConfigNode::Entry& bandwidth : bandwidths->entries()) {
+      bool known = false;
+      for (const MemoryTier& tier : spec.memory) {
+        known = known || tier.name == bandwidth.key;
+      }
+      if (!known) {
+        throw ConfigError(bandwidth.key_mark, fmt::format("'{}': no memory tier '{}' in 'memory'",
+                                                          bandwidth.value.path(), bandwidth.key));
+      }
+      mode.bandwidths.emplace_back(
+          bandwidth.key, BytesPerSecond(bandwidth.value.as_quantity(Dimension::byte_rate)));
+    }
+  }
+  if (const ConfigNode* source = node.find("source")) {
+    mode.source = source->as_string();
+  }
+  return mode;
+}
+
+void parse_modes(const ConfigNode& document, HardwareSpec& spec) {
+  const ConfigNode* modes = document.find("modes");
+  const ConfigNode* default_mode = document.find("default_mode");
+  if (modes == nullptr) {
+    if (default_mode != nullptr) {
+      default_mode->fail("'default_mode' needs a 'modes' map");
+    }
+    spec.modes.push_back(HardwareMode{"default", std::nullopt, {}, {}, ""});
+    spec.default_mode = "default";
+    return;
+  }
+  for (const ConfigNode::Entry& entry : modes->entries()) {
+    spec.modes.push_back(parse_mode(entry, spec));
+  }
+  // A hardware with modes must say which one is the default (at() reports it missing).
+  spec.default_mode =
+      (default_mode != nullptr ? *default_mode : document.at("default_mode")).as_string();
+  bool known = false;
+  for (const HardwareMode& mode : spec.modes) {
+    known = known || mode.name == spec.default_mode;
+  }
+  if (!known) {
+    default_mode->fail(fmt::format("no mode '{}' in 'modes'", spec.default_mode));
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(ComputeUnit unit) {
+  for (const UnitName& known : kUnitNames) {
+    if (known.unit == unit) {
+      return known.name;
+    }
+  }
+  return "unknown";
+}
+
+HardwareSpec parse_hardware(const ConfigNode& document) {
+  document.allow_only({"name", "source", "clock", "unified_memory", "vector_path", "compute",
+                       "memory", "modes", "default_mode"});
+  HardwareSpec spec;
+  spec.file = document.mark().file;
+  spec.name = document.at("name").as_string();
+  spec.source = document.at("source").as_string();
+  if (const ConfigNode* clock = document.find("clock")) {
+    spec.clock = Hertz(clock->as_quantity(Dimension::frequency));
+  }
+  spec.unified_memory = document.at("unified_memory").as_bool();
+  for (const ConfigNode::Entry& entry : document.at("compute").entries()) {
+    spec.compute.push_back(parse_compute_path(entry));
+  }
+  if (spec.compute.empty()) {
+    document.at("compute").fail("expected at least one compute path");
+  }
+  const ConfigNode& vector_path = document.at("vector_path");
+  spec.vector_path = vector_path.as_string();
+  bool vector_known = false;
+  for (const ComputePath& path : spec.compute) {
+    vector_known = vector_known || path.name == spec.vector_path;
+  }
+  if (!vector_known) {
+    vector_path.fail(fmt::format("no compute path '{}' in 'compute'", spec.vector_path));
+  }
+  const ConfigNode& memory = document.at("memory");
+  for (const ConfigNode::Entry& entry : memory.entries()) {
+    spec.memory.push_back(parse_memory_tier(entry));
+  }
+  if (spec.memory.empty() || !contains(kMainMemoryTiers, spec.memory.front().name)) {
+    memory.fail("the first memory tier must be main memory: dram or hbm");
+  }
+  if (!spec.memory.front().bandwidth) {
+    memory.at(spec.memory.front().name).fail("main memory needs a 'bandwidth'");
+  }
+  parse_modes(document, spec);
+  return spec;
+}
+
+HardwareSpec load_hardware(const std::filesystem::path& path) {
+  return parse_hardware(load_config_file(path));
+}
+
+const ComputePath* Roofs::find_path(std::string_view name) const {
+  for (const ComputePath& path : compute) {
+    if (path.name == name) {
+      return &path;
+    }
+  }
+  return nullptr;
+}
+
+const MemoryTier* Roofs::find_tier(std::string_view name) const {
+  for (const MemoryTier& tier : memory) {
+    if (tier.name == name) {
+      return &tier;
+    }
+  }
+  return nullptr;
+}
+
+std::string Roofs::path_names() const {
+  std::vector<std::string> names;
+  for (const ComputePath& path : compute) {
+    names.push_back(path.name);
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode_name,
+                    const RoofOverrides& overrides) {
+  if (mode_name.empty()) {
+    mode_name = spec.default_mode;
+  }
+  const HardwareMode* mode = nullptr;
+  std::vector<std::string> mode_names;
+  for (const HardwareMode& candidate : spec.modes) {
+    mode_names.push_back(candidate.name);
+    if (candidate.name == mode_name) {
+      mode = &candidate;
+    }
+  }
+  if (mode == nullptr) {
+    throw InputError(fmt::format("{}: no mode '{}' (modes: {})", spec.file, mode_name,
+                                 fmt::join(mode_names, ", ")));
+  }
+  Roofs roofs{spec.name,        mode->name,   spec.unified_memory,
+              spec.vector_path, spec.compute, spec.memory};
+  // peak(mode) = explicit figure, else peak(base) × f_mode / f_base (specs.md §1c).
+  for (ComputePath& path : roofs.compute) {
+    if (mode->clock) {
+      path.peak = path.peak * (*mode->clock / *spec.clock);
+    }
+  }
+  for (const auto& [name, peak] : mode->peaks) {
+    for (ComputePath& path : roofs.compute) {
+      if (path.name == name) {
+        path.peak = peak;
+      }
+    }
+  }
+  for (const auto& [name, bandwidth] : mode->bandwidths) {
+    for (MemoryTier& tier : roofs.memory) {
+      if (tier.name == name) {
+        tier.bandwidth = bandwidth;
+      }
+    }
+  }
+  for (const auto& [name, peak] : overrides.peaks) {
+    ComputePath* path = nullptr;
+    for (ComputePath& candidate : roofs.compute) {
+      path = candidate.name == name ? &candidate : path;
+    }
+    if (path == nullptr) {
+      throw InputError(fmt::format("--peak {}: {} has no compute path '{}' (paths: {})", name,
+                                   spec.name, name, roofs.path_names()));
+    }
+    path->peak = peak;
+  }
+  for (const auto& [name, bandwidth] : overrides.bandwidths) {
+    MemoryTier* tier = nullptr;
+    std::vector<std::string> tier_names;
+    for (MemoryTier& candidate : roofs.memory) {
+      tier = candidate.name == name ? &candidate : tier;
+      tier_names.push_back(candidate.name);
+    }
+    if (tier == nullptr) {
+      throw InputError(fmt::format("--bandwidth {}: {} has no memory tier '{}' (tiers: {})", name,
+                                   spec.name, name, fmt::join(tier_names, ", ")));
+    }
+    tier->bandwidth = bandwidth;
+  }
+  return roofs;
+}
+
+}  // namespace rsim

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/analysis.hpp"
+
+#include <ostream>
+
+namespace rsim {
+
+/// One row per op (totals over its instances), SI units, RFC 4180 quoting.
+void write_run_csv(std::ostream& out, const RunResult& result);
+/// One row per (compute path, memory tier): peak, bandwidth, ridge.
+void write_roofs_csv(std::ostream& out, const Roofs& roofs);
+/// A header and one row with the matmul's figures.
+void write_matmul_csv(std::ostream& out, const MatmulResult& result);
+
+}  // namespace rsim

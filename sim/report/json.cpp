@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+#include "sim/report/json.hpp"
+
+namespace rsim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json critical_value(const std::optional<CriticalBatch>& critical) {
+  if (!critical || critical->kind == CriticalBatch::Kind::never) {
+    return nullptr;
+  }
+  return critical->kind == CriticalBatch::Kind::always ? 1.0 : critical->tokens;
+}
+
+Json totals_json(const Totals& totals) {
+  return Json{{"flops", totals.flops.si()},
+              {"bytes", totals.bytes.si()},
+              {"t_math_s", totals.t_math.si()},
+              {"t_mem_s", totals.t_mem.si()},
+              {"t_lower_s", totals.t_lower.si()},
+              {"t_upper_s", totals.t_upper.si()},
+              {"t_overlapped_s", totals.t_overlapped.si()},
+              {"bound", to_string(totals.bound)}};
+}
+
+Json provenance_json(const Provenance& provenance) {
+  return provenance.derived.empty() ? Json{{"source", provenance.source}}
+                                    : Json{{"derived", provenance.derived}};
+}
+
+const Totals* stage_totals(const RunResult& result, const std::string& stage) {
+  for (const GroupBounds& group : result.bounds.stages) {
+    if (group.stage == stage) {
+      return &group.totals;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Json op_record(const Op& op, const OpCost& cost, const std::optional<CriticalBatch>& critical) {
+  const auto count = static_cast<double>(op.count);
+  Json record{{"name", op.name},
+              {"stage", op.stage},
+              {"block", op.block},
+              {"kind", std::string(to_string(op.kind))},
+              {"count", op.count},
+              {"compute_path", op.compute_path},
+              {"flops", cost.flops.si() * count},
+              {"bytes", cost.bytes.si() * count},
+              {"intensity", cost.intensity},
+              {"critical_intensity", cost.critical_intensity},
+              {"t_math_s", cost.t_math.si() * count},
+              {"t_mem_s", cost.t_mem.si() * count},
+              {"t_lower_s", cost.t_lower.si() * count},
+              {"t_upper_s", cost.t_upper.si() * count},
+              {"bound", to_string(cost.bound)},
+              {"critical_batch", critical_value(critical)}};
+  return record;
+}
+
+Json ridge_record(const Roofs& roofs, const Ridge& ridge) {
+  const ComputePath& path = *roofs.find_path(ridge.path);
+  const MemoryTier& tier = *roofs.find_tier(ridge.tier);
+  return Json{{"path", ridge.path},
+              {"unit", std::string(to_string(path.unit))},
+              {"peak_flops_per_s", path.peak.si()},
+              {"tier", ridge.tier},
+              {"bandwidth_bytes_per_s", tier.bandwidth->si()},
+              {"ridge_flops_per_byte", ridge.flops_per_byte}};
+}
+
+Json roofs_to_json(const Roofs& roofs) {
+  Json compute = Json::array();
+  for (const ComputePath& path : roofs.compute) {
+    Json entry{{"name", path.name},
+               {"dtype", std::string(to_string(path.dtype))},
+               {"sparse", path.sparse},
+               {"unit", std::string(to_string(path.unit))},
+               {"peak_flops_per_s", path.peak.si()}};
+    entry.update(provenance_json(path.provenance));
+    compute.push_back(entry);
+  }
+  Json memory = Json::array();
+  for (const MemoryTier& tier : roofs.memory) {
+    Json entry{
+        {"name", tier.name},
+        {"bandwidth_bytes_per_s", tier.bandwidth ? Json(tier.bandwidth->si()) : Json(nullptr)},
+        {"capacity_bytes", tier.capacity.si()},
+        {"count", tier.count}};
+    entry.update(provenance_json(tier.provenance));
+    memory.push_back(entry);
+  }
+  Json ridge_list = Json::array();
+  for (const Ridge& ridge : ridges(roofs)) {
+    ridge_list.push_back(ridge_record(roofs, ridge));
+  }
+  return Json{{"hardware", roofs.hardware},
+              {"mode", roofs.mode},
+              {"unified_memory", roofs.unified_memory},
+              {"vector_path", roofs.vector_path},
+              {"compute", compute},
+              {"memory", memory},
+              {"ridges", ridge_list}};
+}
+
+Json run_to_json(const RunResult& result) {
+  const Scenario& scenario = result.scenario;
+  Json stages = Json::array();
+  for (const GroupBounds& stage : result.bounds.stages) {
+    Json entry{{"name", stage.stage}, {"steps", stage.steps}};
+    entry.update(totals_json(stage.totals));
+    Json blocks = Json::array();
+    for (const GroupBounds& block : result.bounds.blocks) {
+      if (block.stage == stage.stage) {
+        Json block_entry{{"name", block.block}};
+        block_entry.update(totals_json(block.totals));
+        blocks.push_back(block_entry);
+      }
+    }
+    entry["blocks"] = blocks;
+    stages.push_back(entry);
+  }
+  Json ops = Json::array();
+  for (std::size_t row = 0; row < result.table.order.size(); ++row) {
+    ops.push_back(op_record(result.graph.op(result.table.order[row]), result.table.costs[row],
+                            result.critical[row]));
+  }
+  Json references = Json::array();
+  for (const Reference& reference : scenario.references) {
+    const Totals& totals =
+        reference.stage.empty() ? result.bounds.total : *stage_totals(result, reference.stage);
+    references.push_back(
+        {{"stage", reference.stage.empty() ? Json(nullptr) : Json(reference.stage)},
+         {"measured_s", reference.time.si()},
+         {"t_lower_s", totals.t_lower.si()},
+         {"t_upper_s", totals.t_upper.si()},
+         {"lower_over_measured", totals.t_lower / reference.time},
+         {"source", reference.source}});
+  }
+  const Precision& precision = scenario.precision;
+  return Json{
+      {"scenario", scenario.name},
+      {"file", scenario.file},
+      {"hardware", scenario.hardware.name},
+      {"mode", result.roofs.mode},
+      {"model", scenario.model.name},
+      {"workload", {{"phase", scenario.workload.phase}, {"batch", scenario.workload.batch}}},
+      {"precision",
+       {{"weights", std::string(to_string(precision.weights))},
+        {"activations", std::string(to_string(precision.activations))},
+        {"outputs", std::string(to_string(precision.outputs))},
+        {"kv_cache", std::string(to_string(precision.kv_cache))},
+        {"compute", precision.compute}}},
+      {"parameters",
+       {{"total", result.parameters.total()},
+        {"embedding", result.parameters.embedding},
+        {"layers", result.parameters.layers},
+        {"extra", result.parameters.extra}}},
+      {"roofs", roofs_to_json(result.roofs)},
+      {"totals", totals_json(result.bounds.total)},
+      {"stages", stages},
+      {"ops", ops},
+      {"references", references},
+  };
+}
+
+Json matmul_to_json(const MatmulResult& result) {
+  const OpCost& cost = result.cost;
+  return Json{{"hardware", result.roofs.hardware},
+              {"mode", result.roofs.mode},
+              {"compute_path", result.op.compute_path},
+              {"flops", cost.flops.si()},
+              {"bytes", cost.bytes.si()},
+              {"intensity", cost.intensity},
+              {"critical_intensity", cost.critical_intensity},
+              {"t_math_s", cost.t_math.si()},
+              {"t_comms_s", cost.t_mem.si()},
+              {"t_lower_s", cost.t_lower.si()},
+              {"t_upper_s", cost.t_upper.si()},
+              {"bound", to_string(cost.bound)},
+              {"critical_batch", critical_value(result.critical)}};
+}
+
+}  // namespace rsim

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/analysis.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace rsim {
+
+/// Machine-readable run: SI numbers, keys suffixed with their unit where not FLOPs or bytes.
+nlohmann::ordered_json run_to_json(const RunResult& result);
+nlohmann::ordered_json roofs_to_json(const Roofs& roofs);
+nlohmann::ordered_json matmul_to_json(const MatmulResult& result);
+
+/// The flat record of one op (totals over its `count` instances); rsim's JSON "ops" entries and
+/// CSV rows are both this record.
+nlohmann::ordered_json op_record(const Op& op, const OpCost& cost,
+                                 const std::optional<CriticalBatch>& critical);
+/// The flat record of one (compute path, memory tier) ridge.
+nlohmann::ordered_json ridge_record(const Roofs& roofs, const Ridge& ridge);
+
+}  // namespace rsim

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace rsim {
+
+/// A text table with a header row, aligned columns (text left, numbers right) and an optional
+/// rule before chosen rows. Widths count UTF-8 code points, so "µs" and "Σ" align.
+class TextTable {
+ public:
+  enum class Align { left, right };
+  struct Column {
+    std::string header;
+    Align align = Align::right;
+  };
+
+  explicit TextTable(std::vector<Column> columns);
+  void add_row(std::vector<std::string> cells);
+  void add_rule();  ///< a horizontal rule before the next row
+  void print(std::ostream& out, const std::string& indent = "") const;
+
+ private:
+  std::vector<Column> columns_;
+  std::vector<std::vector<std::string>> rows_;  // an empty row is a rule
+};
+
+/// Display width of UTF-8 text in code points.
+std::size_t display_width(const std::string& text);
+
+}  // namespace rsim

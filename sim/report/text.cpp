@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+#include "sim/report/text.hpp"
+
+#include "sim/report/table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace rsim {
+namespace {
+
+using Align = TextTable::Align;
+
+std::string seconds(Seconds time) { return format_quantity(time.si(), Dimension::seconds); }
+std::string seconds(double time_s) { return format_quantity(time_s, Dimension::seconds); }
+std::string flops(Flops count) { return format_count(count.si()); }
+std::string bytes(Bytes size) { return format_quantity(size.si(), Dimension::bytes); }
+std::string rate(FlopsPerSecond peak) { return format_quantity(peak.si(), Dimension::flop_rate); }
+std::string rate(BytesPerSecond bandwidth) {
+  return format_quantity(bandwidth.si(), Dimension::byte_rate);
+}
+std::string percent(double fraction) { return fmt::format("{:.1f} %", 100.0 * fraction); }
+
+void add_totals_row(TextTable& table, const std::string& label, const std::string& steps,
+                    const Totals& totals) {
+  table.add_row({label, steps, flops(totals.flops), bytes(totals.bytes), seconds(totals.t_math),
+                 seconds(totals.t_mem), seconds(totals.t_lower), seconds(totals.t_upper),
+                 seconds(totals.t_overlapped), std::string(to_string(totals.bound))});
+}
+
+void write_header(std::ostream& out, const RunResult& result) {
+  const Scenario& scenario = result.scenario;
+  const Roofs& roofs = result.roofs;
+  const ComputePath& path = *roofs.find_path(scenario.precision.compute);
+  const ComputePath& vector = *roofs.find_path(roofs.vector_path);
+  const MemoryTier& memory = roofs.main_memory();
+  const Precision& precision = scenario.precision;
+  std::vector<std::string> stage_names;
+  for (const StageSpec& stage : scenario.model.stages) {
+    stage_names.push_back(fmt::format(
+        "{} ({}, {} tokens{})", stage.name, stage.component.name, stage.tokens * stage.images,
+        stage.steps > 1 ? fmt::format(" × {} steps", stage.steps) : std::string()));
+  }
+  std::vector<std::string> fused;
+  for (ElementwiseKind kind : scenario.fusion.into_matmul) {
+    fused.emplace_back(to_string(kind));
+  }
+  out << fmt::format("{}  ({})\n\n", scenario.name, scenario.file);
+  out << fmt::format(
+      "  hardware   {}, mode {}{}\n", roofs.hardware, roofs.mode,
+      roofs.unified_memory ? " (unified memory: the CPU shares DRAM bandwidth)" : "");
+  out << fmt::format(
+      "  roofs      {} {} ({}) · {} {} · ridge {:.4g} FLOP/B · elementwise on {} {}\n", path.name,
+      rate(path.peak), to_string(path.unit), memory.name, rate(*memory.bandwidth),
+      ridge(path.peak, *memory.bandwidth), vector.name, rate(vector.peak));
+  out << fmt::format("  model      {}: {} parameters; {}\n", scenario.model.name,
+                     format_count(static_cast<double>(result.parameters.total())),
+                     fmt::join(stage_names, ", "));
+  out << fmt::format("  workload   {}, batch {}\n", scenario.workload.phase,
+                     scenario.workload.batch);
+  out << fmt::format(
+      "  precision  weights {}, activations {}, outputs {}, kv_cache {}, compute {}\n",
+      to_string(precision.weights), to_string(precision.activations), to_string(precision.outputs),
+      to_string(precision.kv_cache), precision.compute);
+  out << fmt::format(
+      "  fusion     attention {}; into matmul: {}\n\n",
+      scenario.fusion.attention_fused ? "fused (FMHA)" : "unfused",
+      fused.empty() ? std::string("none") : fmt::format("{}", fmt::join(fused, ", ")));
+}
+
+void write_stages(std::ostream& out, const RunResult& result) {
+  out << "Stages (all steps; lower = Σ per-op max, upper = Σ per-op sum, overlapped = max(ΣT_math, "
+         "ΣT_mem))\n";
+  TextTable table({{"stage", Align::left},
+                   {"runs"},
+                   {"FLOPs"},
+                   {"DRAM bytes"},
+                   {"ΣT_math"},
+                   {"ΣT_mem"},
+                   {"lower"},
+                   {"upper"},
+                   {"overlapped"},
+                   {"bound", Align::left}});
+  for (const GroupBounds& stage : result.bounds.stages) {
+    add_totals_row(table, stage.stage, fmt::format("{}", stage.steps), stage.totals);
+    for (const GroupBounds& block : result.bounds.blocks) {
+      if (block.stage != stage.stage) {
+        continue;
+      }
+      std::int64_t runs = block.steps;
+      for (const OpGraph::Stage& graph_stage : result.graph.stages) {
+        if (graph_stage.name == stage.stage && block.block == "layer") {
+          runs *= graph_stage.layers;
+        }
+      }
+      add_totals_row(table, "  " + block.block, fmt::format("{}", runs), block.totals);
+    }
+  }
+  table.add_rule();
+  add_totals_row(table, "total", "", result.bounds.total);
+  table.print(out, "  ");
+  out << '\n';
+}
+
+void write_top_ops(std::ostream& out, const RunResult& result, std::size_t limit) {
+  std::vector<std::size_t> rows(result.table.order.size());
+  std::iota(rows.begin(), rows.end(), 0);
+  const auto total_lower = [&](std::size_t row) {
+    return result.table.costs[row].t_lower.si() *
+           result.table.counts(static_cast<Eigen::Index>(row));
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](std::size_t left, std::size_t right) {
+    return total_lower(left) > total_lower(right);
+  });
+  if (limit > 0 && rows.size() > limit) {
+    rows.resize(limit);
+  }
+  out << fmt::format(
+      "Top {} ops by time (per instance, then × count; crit. tokens: the token batch "
+      "where a matmul meets the ridge)\n",
+      rows.size());
+  TextTable table({{"op", Align::left},
+                   {"count"},
+                   {"FLOPs"},
+                   {"bytes"},
+                   {"FLOP/B"},
+                   {"T_math"},
+                   {"T_mem"},
+                   {"bound", Align::left},
+                   {"lower × count"},
+                   {"share"},
+                   {"crit. tokens"}});
+  const double total = result.bounds.total.t_lower.si();
+  for (std::size_t row : rows) {
+    const Op& op = result.graph.op(result.table.order[row]);
+    const OpCost& cost = result.table.costs[row];
+    table.add_row({op.qualified_name(), fmt::format("{}", op.count), flops(cost.flops),
+                   bytes(cost.bytes), fmt::format("{:.4g}", cost.intensity), seconds(cost.t_math),
+                   seconds(cost.t_mem), std::string(to_string(cost.bound)),
+                   seconds(total_lower(row)), percent(total_lower(row) / total),
+                   result.critical[row] ? describe_critical(result.critical[row]) : "-"});
+  }
+  table.print(out, "  ");
+  out << '\n';
+}
+
+void write_references(std::ostream& out, const RunResult& result) {
+  if (result.scenario.references.empty()) {
+    return;
+  }
+  out << "Against measurements (roofline lower bound / measured = the fraction of the roof the "
+         "measured run reached)\n";
+  TextTable table({{"scope", Align::left},
+                   {"measured"},
+                   {"lower"},
+                   {"upper"},
+                   {"lower / measured"},
+                   {"source", Align::left}});
+  for (const Reference& reference : result.scenario.references) {
+    const Totals* totals = &result.bounds.total;
+    for (const GroupBounds& stage : result.bounds.stages) {
+      if (stage.stage == reference.stage) {
+        totals = &stage.totals;
+      }
+    }
+    table.add_row({reference.stage.empty() ? "total" : reference.stage, seconds(reference.time),
+                   seconds(totals->t_lower), seconds(totals->t_upper),
+                   percent(totals->t_lower / reference.time), reference.source});
+  }
+  table.print(out, "  ");
+  out << '\n';
+}
+
+}  // namespace
+
+std::string describe_critical(const std::optional<CriticalBatch>& critical) {
+  if (!critical) {
+    return "-";
+  }
+  switch (critical->kind) {
+    case CriticalBatch::Kind::at:
+      return fmt::format("{:.4g}", critical->tokens);
+    case CriticalBatch::Kind::always:
+      return "always";
+    case CriticalBatch::Kind::never:
+      return "never";
+  }
+  return "-";
+}
+
+void write_run_text(std::ostream& out, const RunResult& result, const TextOptions& options) {
+  write_header(out, result);
+  write_stages(out, result);
+  write_top_ops(out, result, options.top_ops);
+  write_references(out, result);
+  const Totals& total = result.bounds.total;
+  out << fmt::format(
+      "Bound: {} lower (ops in sequence, each overlapped) … {} upper (nothing "
+      "overlapped); {}-bound overall, {} of time on the {} roof.\n",
+      seconds(total.t_lower), seconds(total.t_upper), to_string(total.bound),
+      percent(std::max(total.t_math, total.t_mem) / (total.t_math + total.t_mem)),
+      total.bound == Bound::compute ? "compute" : "memory");
+}
+
+void write_roofs_text(std::ostream& out, const Roofs& roofs) {
+  out << fmt::format("{}, mode {}{}\n\n", roofs.hardware, roofs.mode,
+                     roofs.unified_memory ? " (unified memory)" : "");
+  TextTable compute({{"compute path", Align::left},
+                     {"peak"},
+                     {"unit", Align::left},
+                     {"provenance", Align::left}});
+  for (const ComputePath& path : roofs.compute) {
+    compute.add_row({path.name, rate(path.peak), std::string(to_string(path.unit)),
+                     path.provenance.derived.empty() ? path.provenance.source
+                                                     : "derived: " + path.provenance.derived});
+  }
+  compute.print(out, "  ");
+  out << '\n';
+  TextTable memory(
+      {{"memory tier", Align::left}, {"bandwidth"}, {"capacity"}, {"provenance", Align::left}});
+  for (const MemoryTier& tier : roofs.memory) {
+    const std::string capacity =
+        tier.count > 1 ? fmt::format("{} × {} {}", bytes(tier.capacity), tier.count, tier.per)
+                       : bytes(tier.capacity);
+    memory.add_row({tier.name, tier.bandwidth ? rate(*tier.bandwidth) : "(capacity only)", capacity,
+                    tier.provenance.derived.empty() ? tier.provenance.source
+                                                    : "derived: " + tier.provenance.derived});
+  }
+  memory.print(out, "  ");
+  out << '\n';
+  TextTable ridge_table({{"ridge (FLOP/B)", Align::left}, {"tier"}, {"ridge"}});
+  for (const Ridge& ridge : ridges(roofs)) {
+    ridge_table.add_row({ridge.path, ridge.tier, fmt::format("{:.4g}", ridge.flops_per_byte)});
+  }
+  ridge_table.print(out, "  ");
+}
+
+void write_matmul_text(std::ostream& out, const MatmulResult& result) {
+  const Op& op = result.op;
+  const OpCost& cost = result.cost;
+  out << fmt::format("{} · {} → {} on {}, mode {}\n\n", op.inputs[0].shape(), op.inputs[1].shape(),
+                     op.outputs[0].shape(), result.roofs.hardware, result.roofs.mode);
+  TextTable table({{"quantity", Align::left}, {"value"}, {"formula", Align::left}});
+  table.add_row({"FLOPs", flops(cost.flops), "2 × B × D × F"});
+  table.add_row(
+      {"bytes", bytes(cost.bytes),
+       fmt::format("s_x·BD + s_w·{}DF + s_o·BF (s = {}, {}, {} B)",
+                   op.inputs[1].has_axis("batch") ? "B·" : "",
+                   bytes_per_element(op.inputs[0].dtype), bytes_per_element(op.inputs[1].dtype),
+                   bytes_per_element(op.outputs[0].dtype))});
+  table.add_row({"intensity", fmt::format("{:.4g} FLOP/B", cost.intensity), "FLOPs / bytes"});
+  table.add_row({"critical intensity", fmt::format("{:.4g} FLOP/B", cost.critical_intensity),
+                 fmt::format("peak {} / bandwidth", op.compute_path)});
+  table.add_row({"T_math", seconds(cost.t_math), "FLOPs / peak"});
+  table.add_row({"T_comms (memory)", seconds(cost.t_mem), "bytes / bandwidth"});
+  table.add_row({"lower bound", seconds(cost.t_lower), "max(T_math, T_comms)"});
+  table.add_row({"upper bound", seconds(cost.t_upper), "T_math + T_comms"});
+  table.add_row({"bound", std::string(to_string(cost.bound)), "the larger of the two"});
+  table.add_row({"critical batch", describe_critical(result.critical),
+                 "B where intensity = critical intensity (exact root)"});
+  table.print(out, "  ");
+}
+
+}  // namespace rsim

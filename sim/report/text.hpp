@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/analysis.hpp"
+
+#include <ostream>
+#include <string>
+
+namespace rsim {
+
+struct TextOptions {
+  std::size_t top_ops = 15;  ///< rows in the "top ops by time" table (0 = all)
+};
+
+/// The human report of a run: header, stage table, top ops, references.
+void write_run_text(std::ostream& out, const RunResult& result, const TextOptions& options = {});
+/// Peaks, bandwidths and the ridge of every (path, tier) pair.
+void write_roofs_text(std::ostream& out, const Roofs& roofs);
+/// One matmul: FLOPs, bytes, intensity, times, bound, critical batch.
+void write_matmul_text(std::ostream& out, const MatmulResult& result);
+
+/// "1894" / "never" / "always": a critical token batch for people.
+std::string describe_critical(const std::optional<CriticalBatch>& critical);
+
+}  // namespace rsim

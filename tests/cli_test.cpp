@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+#include "cli.hpp"
+
+#include "test_paths.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+namespace {
+
+struct Outcome {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+Outcome rsim_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "rsim");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) {
+    argv.push_back(arg.c_str());
+  }
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = rsim::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string scenario(const std::string& name) {
+  return rsim::test::source_path("scenarios/" + name + ".yaml").string();
+}
+
+std::string invalid(const std::string& name) {
+  return rsim::test::source_path("tests/data/invalid/" + name).string();
+}
+
+}  // namespace
+
+TEST_CASE("rsim run scenarios/pi05_thor.yaml end to end", "[cli][pi05]") {
+  const auto table = rsim_cli({"run", scenario("pi05_thor")});
+  CHECK(table.code == 0);
+  CHECK(table.err.empty());
+  CHECK_THAT(table.out, Catch::Contains("prefix"));
+
+  const auto json_run = rsim_cli({"run", scenario("pi05_thor"), "--format", "json"});
+  REQUIRE(json_run.code == 0);
+  const auto json = nlohmann::json::parse(json_run.out);
+  for (const char* key : {"flops", "t_math_s", "t_mem_s", "t_lower_s", "t_upper_s"}) {
+    CHECK(json["totals"].contains(key));
+  }
+  CHECK(json["totals"]["t_lower_s"].get<double>() <= json["totals"]["t_upper_s"].get<double>());
+  CHECK(json["mode"] == "MAXN");
+}
+
+TEST_CASE("the options --mode, --peak and --bandwidth change the roofs", "[cli]") {
+  const auto base =
+      nlohmann::json::parse(rsim_cli({"run", scenario("pi05_thor"), "--format", "json"}).out);
+  const auto slow_dram = nlohmann::json::parse(
+      rsim_cli({"run", scenario("pi05_thor"), "--format", "json", "--bandwidth", "dram=136.5 GB/s"})
+          .out);
+  // Half the bandwidth doubles every T_mem: ΣT_mem(136.5 GB/s) = 2 × ΣT_mem(273 GB/s).
+  CHECK(slow_dram["totals"]["t_mem_s"].get<double>() ==
+        Approx(2 * base["totals"]["t_mem_s"].get<double>()));
+  const auto low_power = nlohmann::json::parse(
+      rsim_cli({"run", scenario("pi05_thor"), "--format", "json", "--mode", "120W"}).out);
+  // FP8 517 → 455 TFLOP/s: ΣT_math on the fp8 path grows by 517 / 455.
+  CHECK(low_power["mode"] == "120W");
+  CHECK(low_power["totals"]["t_math_s"].get<double>() >
+        base["totals"]["t_math_s"].get<double>() * 1.13);
+  const auto matmul =
+      nlohmann::json::parse(rsim_cli({"matmul", "--hardware", "h100_sxm", "--b", "1", "--d", "4096",
+                                      "--f", "4096", "--peak", "bf16=1e15", "--format", "json"})
+                                .out);
+  CHECK(matmul["critical_intensity"].get<double>() == Approx(1e15 / 3.35e12));
+}
+
+TEST_CASE("rsim matmul prints the scaling book's keys", "[cli]") {
+  const auto outcome =
+      rsim_cli({"matmul", "--hardware", "tpu_v5e", "--b", "512", "--d", "8192", "--f", "8192",
+                "--dtype", "bf16", "--weights", "int8", "--format", "json"});
+  REQUIRE(outcome.code == 0);
+  const auto json = nlohmann::json::parse(outcome.out);
+  for (const char* key : {"flops", "bytes", "intensity", "critical_intensity", "t_math_s",
+                          "t_comms_s", "t_lower_s", "t_upper_s", "bound", "critical_batch"}) {
+    CHECK(json.contains(key));
+  }
+  // FLOPs 2 · 512 · 8192² = 68,719,476,736; bytes 2·512·8192 + 8192² + 2·512·8192 = 83,886,080
+  CHECK(json["flops"].get<double>() == Approx(68'719'476'736.0));
+  CHECK(json["bytes"].get<double>() == Approx(83'886'080.0));
+  CHECK(json["bound"] == "compute");
+  const auto per_batch = nlohmann::json::parse(
+      rsim_cli({"matmul", "--hardware", "tpu_v5e", "--b", "512", "--d", "8192", "--f", "8192",
+                "--dtype", "int8", "--per-batch-weights", "--format", "json"})
+          .out);
+  CHECK(per_batch["critical_batch"].is_null());  // never compute-bound
+}
+
+TEST_CASE("rsim roofs prints peaks, bandwidths and ridges", "[cli]") {
+  const auto outcome = rsim_cli({"roofs", "thor_t5000", "--mode", "120W"});
+  REQUIRE(outcome.code == 0);
+  CHECK_THAT(outcome.out, Catch::Contains("455 TFLOP/s"));
+  CHECK_THAT(outcome.out, Catch::Contains("1667"));  // 455e12 / 273e9
+  const auto csv = rsim_cli({"roofs", "tpu_v5e", "--format", "csv"});
+  CHECK(csv.out.rfind(
+            "path,unit,peak_flops_per_s,tier,bandwidth_bytes_per_s,ridge_flops_per_byte\n", 0) ==
+        0);
+}
+
+TEST_CASE("the --help option works on every command and exits 0", "[cli]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"run", "--help"}, {"roofs", "--help"}, {"matmul", "--help"}}) {
+    const auto outcome = rsim_cli(args);
+    CHECK(outcome.code == 0);
+    CHECK_THAT(outcome.out, Catch::Contains("Usage"));
+  }
+}
+
+TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;
+  };
+  const std::vector<Case> cases{
+      {{"run", invalid("scenario_unknown_key.yaml")},
+       invalid("scenario_unknown_key.yaml") + ":7:1: error: unknown key 'colour'"},
+      {{"run", invalid("scenario_precision_missing.yaml")},
+       invalid("scenario_precision_missing.yaml") + ":5:56: error: 'precision.compute'"},
+      {{"run", invalid("scenario_bad_model.yaml")},
+       invalid("model_bad_heads.yaml") + ":7:22: error:"},
+      {{"run", "no/such/scenario.yaml"}, "no/such/scenario.yaml: error: cannot open file"},
+      {{"run", scenario("pi05_thor"), "--mode", "60W"}, "no mode '60W'"},
+      {{"run", scenario("pi05_thor"), "--peak", "fp8=fast"}, "--peak fp8=fast: expected"},
+      {{"run", scenario("pi05_thor"), "--peak", "fp64=1e15"}, "no compute path 'fp64'"},
+      {{"run", scenario("pi05_thor"), "--bandwidth", "dram=128 GB"}, "--bandwidth dram=128 GB"},
+      {{"run", scenario("pi05_thor"), "--set", "workload.batch=0"},
+       "--set workload.batch: error: 'workload.batch': expected a whole number ≥ 1"},
+      {{"run", scenario("pi05_thor"), "--explain", "no_such_op"}, "--explain no_such_op"},
+      {{"roofs", "no_such_chip"}, "no hardware preset or file 'no_such_chip'"},
+      {{"matmul", "--hardware", "tpu_v5e", "--b", "1", "--d", "8", "--f", "8", "--dtype", "fp8"},
+       "compute path 'fp8'"},
+      {{"matmul", "--hardware", "tpu_v5e", "--b", "1", "--d", "8", "--f", "8", "--dtype", "fp9"},
+       "--dtype fp9: expected one of"},
+      {{"matmul", "--hardware", "tpu_v5e", "--b", "0", "--d", "8", "--f", "8"}, "--b"},
+      {{"run", scenario("pi05_thor"), "--format", "xml"}, "--format"},
+      {{"frobnicate"}, "unknown command 'frobnicate' (commands: run, roofs, matmul)"},
+  };
+  for (const Case& test : cases) {
+    INFO(test.args.front() << " " << (test.args.size() > 1 ? test.args[1] : ""));
+    const auto outcome = rsim_cli(test.args);
+    CHECK(outcome.code == 2);
+    CHECK_THAT(outcome.err, Catch::Contains(test.expected));
+  }
+}
+
+TEST_CASE("the --explain option prints an op's formulas with the numbers put in", "[cli]") {
+  const auto outcome =
+      rsim_cli({"run", scenario("pi05_thor"), "--explain", "prefix/layer/gate_up_proj"});
+  REQUIRE(outcome.code == 0);
+  // FLOPs 2 · 968 · 2048 · 2 · 16384 = 129,922,760,704
+  CHECK_THAT(outcome.out, Catch::Contains("= 1.29923e+11"));
+  CHECK_THAT(outcome.out, Catch::Contains("× 18 instances"));
+  CHECK_THAT(outcome.out, Catch::Contains("memory-bound"));
+}

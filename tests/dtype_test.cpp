@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+#include "sim/dtype.hpp"
+
+#include <catch2/catch.hpp>
+
+TEST_CASE("bytes per element follow the storage width", "[dtype]") {
+  using rsim::DType;
+  CHECK(rsim::bytes_per_element(DType::fp32) == 4.0);
+  CHECK(rsim::bytes_per_element(DType::tf32) == 4.0);  // stored as FP32
+  CHECK(rsim::bytes_per_element(DType::bf16) == 2.0);
+  CHECK(rsim::bytes_per_element(DType::fp8) == 1.0);
+  CHECK(rsim::bytes_per_element(DType::int8) == 1.0);
+  CHECK(rsim::bytes_per_element(DType::fp4) == 0.5);  // two values per byte
+  CHECK(rsim::bytes_per_element(DType::int4) == 0.5);
+}
+
+TEST_CASE("dtype and compute path names parse", "[dtype]") {
+  CHECK(rsim::parse_dtype("bf16") == rsim::DType::bf16);
+  CHECK_FALSE(rsim::parse_dtype("bfloat16"));  // no synonyms
+  CHECK(rsim::compute_path_dtype("fp8_sparse") == rsim::DType::fp8);
+  CHECK(rsim::compute_path_dtype("int8") == rsim::DType::int8);
+  CHECK_FALSE(rsim::compute_path_dtype("_sparse"));
+  CHECK_FALSE(rsim::compute_path_dtype("fp9"));
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+#include "run_fixture.hpp"
+#include "sim/report/csv.hpp"
+#include "sim/report/json.hpp"
+#include "sim/report/table.hpp"
+#include "sim/report/text.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+TEST_CASE("run JSON: totals equal the sum of its ops", "[report]") {
+  const auto result = rsim::test::run_scenario("pi05_thor");
+  const auto json = rsim::run_to_json(result);
+  double flops = 0.0;
+  double t_lower = 0.0;
+  double t_upper = 0.0;
+  double t_mem = 0.0;
+  for (const auto& op : json["ops"]) {
+    for (const char* key : {"name", "stage", "flops", "bytes", "t_math_s", "t_mem_s", "bound"}) {
+      CHECK(op.contains(key));
+    }
+    flops += op["flops"].get<double>();
+    t_lower += op["t_lower_s"].get<double>();
+    t_upper += op["t_upper_s"].get<double>();
+    t_mem += op["t_mem_s"].get<double>();
+  }
+  const auto& totals = json["totals"];
+  CHECK(totals["flops"].get<double>() == Approx(flops));
+  CHECK(totals["t_lower_s"].get<double>() == Approx(t_lower));
+  CHECK(totals["t_upper_s"].get<double>() == Approx(t_upper));
+  CHECK(totals["t_mem_s"].get<double>() == Approx(t_mem));
+  CHECK(json["stages"].size() == 3);
+  CHECK(json["stages"][2]["steps"] == 10);
+  REQUIRE(json["references"].size() == 1);
+  CHECK(json["references"][0]["measured_s"].get<double>() == Approx(0.063));
+}
+
+TEST_CASE("run CSV: a header and one row per op", "[report]") {
+  const auto result = rsim::test::run_scenario("llama3_8b_h100");
+  std::ostringstream out;
+  rsim::write_run_csv(out, result);
+  std::istringstream lines(out.str());
+  std::string header;
+  std::getline(lines, header);
+  CHECK(header.rfind("name,stage,block,kind,count,compute_path,flops,bytes,", 0) == 0);
+  std::size_t rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++rows;
+  }
+  CHECK(rows == result.graph.size());
+}
+
+TEST_CASE("run text: stages, totals and the measured reference side by side", "[report]") {
+  const auto result = rsim::test::run_scenario("pi05_thor");
+  std::ostringstream out;
+  rsim::write_run_text(out, result);
+  const std::string text = out.str();
+  for (const char* expected :
+       {"vision", "prefix", "action", "63 ms", "ridge 1894 FLOP/B", "lower / measured", "total"}) {
+    CHECK_THAT(text, Catch::Contains(expected));
+  }
+}
+
+TEST_CASE("text tables align columns by display width", "[report]") {
+  rsim::TextTable table({{"name", rsim::TextTable::Align::left}, {"time"}});
+  table.add_row({"a", "2 µs"});
+  table.add_row({"long name", "63 ms"});
+  std::ostringstream out;
+  table.print(out);
+  // "time" column is 5 wide ("63 ms"); "2 µs" is 4 code points, so one space pads it.
+  CHECK(out.str() ==
+        "name        time\n"
+        "────────────────\n"
+        "a           2 µs\n"
+        "long name  63 ms\n");
+}
+
+TEST_CASE("roofs JSON lists every ridge with SI numbers", "[report]") {
+  const auto json = rsim::roofs_to_json(rsim::test::preset_roofs("thor_t5000"));
+  CHECK(json["ridges"].size() == 7);
+  bool found = false;
+  for (const auto& ridge : json["ridges"]) {
+    if (ridge["path"] == "fp8" && ridge["tier"] == "dram") {
+      found = true;
+      CHECK(ridge["ridge_flops_per_byte"].get<double>() == Approx(517e12 / 273e9));
+    }
+  }
+  CHECK(found);
+}

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+#include "cli.hpp"
+
+#include "sim/analysis.hpp"
+#include "sim/error.hpp"
+#include "sim/presets.hpp"
+#include "sim/report/csv.hpp"
+#include "sim/report/json.hpp"
+#include "sim/report/text.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <charconv>
+#include <cmath>
+
+namespace rsim {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitInternal = 1;
+constexpr int kExitInput = 2;
+
+struct RoofOptions {
+  std::string mode;
+  std::vector<std::string> peaks;
+  std::vector<std::string> bandwidths;
+  std::string format = "table";
+};
+
+void add_roof_options(CLI::App& command, RoofOptions& options) {
+  command.add_option("--mode", options.mode, "Power/clock mode (default: the hardware's default)");
+  command.add_option("--peak", options.peaks,
+                     "Override a compute peak: PATH=RATE, e.g. bf16=1e15 or fp8=\"455 TFLOP/s\"");
+  command.add_option(
+      "--bandwidth", options.bandwidths,
+      "Override a memory bandwidth: TIER=RATE, e.g. hbm=8.1e11 or dram=\"200 GB/s\"");
+  command.add_option("--format", options.format, "Output format")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+}
+
+std::pair<std::string, double> parse_assignment(const std::string& flag, const std::string& text,
+                                                Dimension dimension) {
+  const std::size_t equals = text.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    throw InputError(fmt::format("{} {}: expected NAME=VALUE", flag, text));
+  }
+  const std::string name = text.substr(0, equals);
+  const std::string value_text = text.substr(equals + 1);
+  // On the command line a bare number is SI (FLOP/s or B/s), as in the scaling book's tables.
+  double value = 0.0;
+  const char* const end = value_text.data() + value_text.size();
+  const auto [rest, error] = std::from_chars(value_text.data(), end, value);
+  if (error == std::errc{} && rest == end && std::isfinite(value) && value > 0.0) {
+    return {name, value};
+  }
+  if (const auto quantity = parse_quantity(value_text, dimension)) {
+    return {name, *quantity};
+  }
+  throw InputError(fmt::format("{} {}: expected {} or a positive number in SI units", flag, text,
+                               describe(dimension)));
+}
+
+RoofOverrides parse_overrides(const RoofOptions& options) {
+  RoofOverrides overrides;
+  for (const std::string& text : options.peaks) {
+    const auto [name, value] = parse_assignment("--peak", text, Dimension::flop_rate);
+    overrides.peaks.emplace_back(name, FlopsPerSecond(value));
+  }
+  for (const std::string& text : options.bandwidths) {
+    const auto [name, value] = parse_assignment("--bandwidth", text, Dimension::byte_rate);
+    overrides.bandwidths.emplace_back(name, BytesPerSecond(value));
+  }
+  return overrides;
+}
+
+Roofs load_roofs(const std::string& hardware, const RoofOptions& options) {
+  const HardwareSpec spec = load_hardware(find_preset(hardware, "hardware", {}));
+  return resolve_roofs(spec, options.mode, parse_overrides(options));
+}
+
+struct RunOptions {
+  std::string scenario;
+  RoofOptions roofs;
+  std::vector<std::string> sets;
+  std::string explain;
+  std::size_t top = 15;
+};
+
+int run_command(const RunOptions& options, std::ostream& out) {
+  ScenarioOverrides overrides;
+  for (const std::string& text : options.sets) {
+    const std::size_t equals = text.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw InputError(fmt::format("--set {}: expected KEY.PATH=VALUE", text));
+    }
+    overrides.sets.emplace_back(text.substr(0, equals), text.substr(equals + 1));
+  }
+  Scenario scenario = load_scenario(options.scenario, overrides);
+  const std::string mode = options.roofs.mode.empty() ? scenario.mode : options.roofs.mode;
+  Roofs roofs = resolve_roofs(scenario.hardware, mode, parse_overrides(options.roofs));
+  const RunResult result = analyze(std::move(scenario), std::move(roofs));
+  if (!options.explain.empty()) {
+    bool found = false;
+    for (OpGraph::Vertex vertex : result.table.order) {
+      const Op& op = result.graph.op(vertex);
+      const std::string qualified = op.qualified_name();
+      if (qualified == options.explain || op.name == options.explain ||
+          qualified.ends_with("/" + options.explain)) {
+        for (const std::string& line : explain_op(op, result.roofs)) {
+          out << line << '\n';
+        }
+        found = true;
+      }
+    }
+    if (!found) {
+      throw InputError(
+          fmt::format("--explain {}: no such op (names look like "
+                      "\"prefix/layer/qkv_proj\" or \"qkv_proj\")",
+                      options.explain));
+    }
+    return kExitOk;
+  }
+  if (options.roofs.format == "json") {
+    out << run_to_json(result).dump(2) << '\n';
+  } else if (options.roofs.format == "csv") {
+    write_run_csv(out, result);
+  } else {
+    write_run_text(out, result, TextOptions{options.top});
+  }
+  return kExitOk;
+}
+
+struct MatmulOptions {
+  std::string hardware;
+  RoofOptions roofs;
+  std::int64_t batch = 0;
+  std::int64_t contract = 0;
+  std::int64_t out = 0;
+  std::string dtype = "bf16";
+  std::string weights;
+  std::string output;
+  std::string compute;
+  bool per_batch_weights = false;
+};
+
+DType dtype_option(const std::string& flag, const std::string& name) {
+  const auto dtype = parse_dtype(name);
+  if (!dtype) {
+    throw InputError(
+        fmt::format("{} {}: expected one of {}", flag, name, fmt::join(dtype_names(), ", ")));
+  }
+  return *dtype;
+}
+
+int matmul_command(const MatmulOptions& options, std::ostream& out) {
+  MatmulShape shape;
+  shape.batch = options.batch;
+  shape.contract = options.contract;
+  shape.out = options.out;
+  shape.input = dtype_option("--dtype", options.dtype);
+  shape.weights =
+      options.weights.empty() ? shape.input : dtype_option("--weights", options.weights);
+  shape.output = options.output.empty() ? shape.input : dtype_option("--out", options.output);
+  shape.compute_path = options.compute.empty() ? options.dtype : options.compute;
+  shape.per_batch_weights = options.per_batch_weights;
+  const MatmulResult result = analyze_matmul(shape, load_roofs(options.hardware, options.roofs));
+  if (options.roofs.format == "json") {
+    out << matmul_to_json(result).dump(2) << '\n';
+  } else if (options.roofs.format == "csv") {
+    write_matmul_csv(out, result);
+  } else {
+    write_matmul_text(out, result);
+  }
+  return kExitOk;
+}
+
+int roofs_command(const std::string& hardware, const RoofOptions& options, std::ostream& out) {
+  const Roofs roofs = load_roofs(hardware, options);
+  if (options.format == "json") {
+    out << roofs_to_json(roofs).dump(2) << '\n';
+  } else if (options.format == "csv") {
+    write_roofs_csv(out, roofs);
+  } else {
+    write_roofs_text(out, roofs);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"rsim: a roofline simulator for LLM workloads and parallelism plans", "rsim"};
+  app.require_subcommand(1);
+  app.footer(
+      "HARDWARE, MODEL and the scenario's presets are names (thor_t5000) or paths to YAML files.\n"
+      "Exit codes: 0 ok, 1 internal error, 2 bad input or usage.");
+
+  RunOptions run_options;
+  CLI::App* run = app.add_subcommand("run", "Cost a scenario op by op against its roofs");
+  run->add_option("SCENARIO", run_options.scenario, "Scenario YAML file")->required();
+  add_roof_options(*run, run_options.roofs);
+  run->add_option("--set", run_options.sets,
+                  "Override a scenario key before validation: KEY.PATH=VALUE, e.g. "
+                  "workload.batch=8");
+  run->add_option("--explain", run_options.explain,
+                  "Print one op's formulas with the numbers put in (e.g. prefix/layer/qkv_proj)");
+  run->add_option("--top", run_options.top, "Rows in the top-ops table (0 = all)");
+
+  std::string roofs_hardware;
+  RoofOptions roofs_options;
+  CLI::App* roofs = app.add_subcommand("roofs", "Print a hardware's peaks, bandwidths and ridges");
+  roofs->add_option("HARDWARE", roofs_hardware, "Hardware preset or YAML file")->required();
+  add_roof_options(*roofs, roofs_options);
+
+  MatmulOptions matmul_options;
+  CLI::App* matmul = app.add_subcommand("matmul", "Cost one X[B,D]·W[D,F] matmul on one device");
+  matmul->add_option("--hardware", matmul_options.hardware, "Hardware preset or YAML file")
+      ->required();
+  matmul->add_option("--b", matmul_options.batch, "Token batch B (rows of X)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  matmul->add_option("--d", matmul_options.contract, "Contracting width D")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  matmul->add_option("--f", matmul_options.out, "Output width F")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  matmul->add_option("--dtype", matmul_options.dtype, "Activation dtype (default bf16)");
+  matmul->add_option("--weights", matmul_options.weights, "Weight dtype (default: --dtype)");
+  matmul->add_option("--out", matmul_options.output, "Output dtype (default: --dtype)");
+  matmul->add_option("--compute", matmul_options.compute,
+                     "Compute path, e.g. bf16 or int8 (default: --dtype)");
+  matmul->add_flag("--per-batch-weights", matmul_options.per_batch_weights,
+                   "W has a batch axis: W[B,D,F] (per-sample weights)");
+  add_roof_options(*matmul, matmul_options.roofs);
+
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (!first.empty() && first[0] != '-' && first != "run" && first != "roofs" &&
+      first != "matmul") {
+    err << fmt::format(
+        "rsim: unknown command '{}' (commands: run, roofs, matmul); see rsim --help\n", argv[1]);
+    return kExitInput;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help, out, err);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help, out, err);
+  } catch (const CLI::ParseError& error) {
+    app.exit(error, out, err);
+    return kExitInput;
+  }
+  try {
+    if (*run) {
+      return run_command(run_options, out);
+    }
+    if (*roofs) {
+      return roofs_command(roofs_hardware, roofs_options, out);
+    }
+    return matmul_command(matmul_options, out);
+  } catch (const InputError& error) {
+    err << "rsim: " << error.what() << '\n';
+    return kExitInput;
+  } catch (const std::exception& error) {
+    err << "rsim: " << error.what() << '\n';
+    return kExitInternal;
+  }
+}
+
+}  // namespace rsim
