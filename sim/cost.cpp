@@ -10,15 +10,10 @@
 namespace rsim {
 namespace {
 
-// Score-matrix passes through DRAM in unfused attention: QKᵀ writes S, softmax reads S and
-// writes P, AV reads P.
-constexpr double kUnfusedScorePasses = 4.0;
-
 // Visible (query, key) pairs. Causal: query i of this stage sees the cache and keys 0..i.
 double visible_pairs(const AttentionShape& shape) {
   const auto queries = static_cast<double>(shape.query_tokens);
-  if (shape.mask == AttentionMask::bidirectional || !shape.fused) {
-    // Unfused kernels compute the masked half too.
+  if (shape.mask == AttentionMask::bidirectional) {
     return queries * static_cast<double>(shape.kv_tokens());
   }
   return queries * static_cast<double>(shape.cached_tokens) + queries * (queries + 1.0) / 2.0;
@@ -27,11 +22,6 @@ double visible_pairs(const AttentionShape& shape) {
 double attention_flops(const AttentionShape& shape) {
   return 4.0 * static_cast<double>(shape.batch) * static_cast<double>(shape.heads) *
          static_cast<double>(shape.head_dim) * visible_pairs(shape);
-}
-
-double score_elements(const AttentionShape& shape) {
-  return static_cast<double>(shape.batch) * static_cast<double>(shape.heads) *
-         static_cast<double>(shape.query_tokens) * static_cast<double>(shape.kv_tokens());
 }
 
 // The einsum operands of a matmul: activation and weight (a bias, if any, comes third).
@@ -100,12 +90,7 @@ Bytes op_bytes(const Op& op) {
   if (op.kind == OpKind::elementwise && op.fused) {
     return Bytes(0.0);
   }
-  Bytes bytes = tensor_bytes(op.inputs) + tensor_bytes(op.outputs);
-  if (op.kind == OpKind::attention && !op.attention.fused) {
-    const double activation_bytes = bytes_per_element(op.outputs.front().dtype);
-    bytes += Bytes(kUnfusedScorePasses * score_elements(op.attention) * activation_bytes);
-  }
-  return bytes;
+  return tensor_bytes(op.inputs) + tensor_bytes(op.outputs);
 }
 
 OpCost cost_op(const Op& op, const Roofs& roofs) {
@@ -164,11 +149,10 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs) {
     case OpKind::attention: {
       const AttentionShape& shape = op.attention;
       lines.push_back(fmt::format(
-          "  FLOPs = 4 × batch {} × heads {} × head_dim {} × visible pairs {:.6g} ({}, {}, "
+          "  FLOPs = 4 × batch {} × heads {} × head_dim {} × visible pairs {:.6g} ({}, "
           "{} queries × ({} cached + {} own) keys) = {:.6g}",
           shape.batch, shape.heads, shape.head_dim, visible_pairs(shape), to_string(shape.mask),
-          shape.fused ? "fused" : "unfused", shape.query_tokens, shape.cached_tokens,
-          shape.query_tokens, cost.flops.si()));
+          shape.query_tokens, shape.cached_tokens, shape.query_tokens, cost.flops.si()));
       break;
     }
     case OpKind::elementwise:
@@ -187,10 +171,6 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs) {
     }
     for (const Tensor& tensor : op.outputs) {
       lines.push_back("    write " + tensor_term(tensor));
-    }
-    if (op.kind == OpKind::attention && !op.attention.fused) {
-      lines.push_back(fmt::format("    + {} passes of the {:.6g}-element score matrix (unfused)",
-                                  kUnfusedScorePasses, score_elements(op.attention)));
     }
     lines.push_back(fmt::format("    = {:.6g} B", cost.bytes.si()));
   }

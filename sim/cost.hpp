@@ -32,14 +32,15 @@ struct OpCost {
 
 /// FLOPs of one instance: a matmul is 2 × the product of every distinct axis of its operands
 /// (transformers.md: "2 × product of all dims, batch and contracting dims counted once"), plus
-/// one add per output element for a bias; attention is 4·B·N·H per visible (query, key) pair
-/// (QKᵀ and AV); elementwise ops count their per-element FLOPs.
+/// one add per output element for a bias; fused attention (FMHA) is 4·B·N·H per visible
+/// (query, key) pair (QKᵀ and AV; causal masks skip the masked half); elementwise ops count
+/// their per-element FLOPs.
 Flops op_flops(const Op& op);
 
 /// Main-memory bytes of one instance: every input read once, every output written once, each in
 /// its own dtype (seed 004: 2BD + DF + 2BF for int8 weights, bf16 activations). Elementwise ops
-/// fused into a matmul move nothing; unfused attention also writes and reads the [B, N, T, S]
-/// scores and probabilities (4 passes).
+/// fused into a matmul move nothing. (Unfused attention is three ops of the graph, so its score
+/// matrix is an ordinary output and input.)
 Bytes op_bytes(const Op& op);
 
 /// Costs one op against the roofs. InputError if its compute path does not exist.

@@ -23,6 +23,7 @@ constexpr double kGatedResidualFlops = 2.0;  // x + y · gate (π0.5 adaRMS gate
 constexpr double kRopeFlops = 3.0;  // per pair: x₁cos − x₂sin, x₁sin + x₂cos = 6 FLOPs / 2 elements
 constexpr double kAddFlops = 1.0;           // position embedding add, embedding scale by √D
 constexpr double kGateMultiplyFlops = 1.0;  // act(gate) · up
+constexpr double kSoftmaxFlops = 5.0;  // row max, x − max, exp, row sum, ÷ sum (scale folded)
 
 struct ActivationCost {
   Activation activation;
@@ -257,6 +258,64 @@ class StageBuilder {
     graph_.add_edge(skip_source, vertex, "x");
   }
 
+  // FMHA: one op reading Q, K, V (and the cached K/V of an earlier stage), writing O.
+  void add_fused_attention(const std::vector<Axis>& q_axes, const Tensor& kv,
+                           const std::vector<OpGraph::Vertex>& producers) {
+    Op attention;
+    attention.name = "attention";
+    attention.kind = OpKind::attention;
+    attention.compute_path = precision().compute;
+    Tensor v = kv;
+    v.name = "v";
+    attention.inputs = {activation("q", q_axes), kv, v};
+    AttentionShape& shape = attention.attention;
+    shape.mask = stage_.attention;
+    shape.batch = batch_;
+    shape.query_tokens = stage_.tokens;
+    shape.heads = spec_.num_heads;
+    shape.head_dim = spec_.head_dim;
+    if (const StageSpec* cached = cached_stage()) {
+      shape.cached_tokens = cached->tokens;
+      const std::vector<Axis> cache_axes{batch(),
+                                         {"kv_seq", cached->tokens},
+                                         {"kv_heads", spec_.num_kv_heads},
+                                         {"head_dim", spec_.head_dim}};
+      attention.inputs.push_back(
+          {"k_cache", cache_axes, precision().kv_cache, TensorRole::kv_cache});
+      attention.inputs.push_back(
+          {"v_cache", cache_axes, precision().kv_cache, TensorRole::kv_cache});
+    }
+    attention.outputs.push_back(activation("attn_out", q_axes));
+    add(std::move(attention), producers);
+  }
+
+  // Unfused attention: S = QKᵀ and O = PV as batched matmuls (heads split into kv_heads × group
+  // for GQA), softmax between them; S and P go through DRAM. Masked pairs are computed too. With
+  // a cache, this stage's K/V are appended to it and the matmuls read all keys in its dtype.
+  void add_unfused_attention(DType kv_dtype, TensorRole kv_role,
+                             const std::vector<OpGraph::Vertex>& producers) {
+    const std::int64_t tokens = stage_.tokens;
+    const StageSpec* cached = cached_stage();
+    const Axis kv_seq{"kv_seq", tokens + (cached != nullptr ? cached->tokens : 0)};
+    const DType key_dtype = cached != nullptr ? precision().kv_cache : kv_dtype;
+    const TensorRole key_role = cached != nullptr ? TensorRole::kv_cache : kv_role;
+    const Axis kv_heads{"kv_heads", spec_.num_kv_heads};
+    const Axis group{"group", spec_.group_size()};
+    const Axis head_dim{"head_dim", spec_.head_dim};
+    const std::vector<Axis> score_axes{batch(), kv_heads, group, seq(tokens), kv_seq};
+    add(matmul("attention_scores",
+               activation("q", {batch(), seq(tokens), kv_heads, group, head_dim}),
+               {"k", {batch(), kv_seq, kv_heads, head_dim}, key_dtype, key_role}, score_axes, 0),
+        producers);
+    add(elementwise("softmax", ElementwiseKind::softmax, kSoftmaxFlops,
+                    {activation("scores", score_axes)}, activation("probabilities", score_axes)),
+        previous());
+    add(matmul("attention_values", activation("probabilities", score_axes),
+               {"v", {batch(), kv_seq, kv_heads, head_dim}, key_dtype, key_role},
+               {batch(), seq(tokens), kv_heads, group, head_dim}, 0),
+        previous());
+  }
+
   void add_attention_block() {
     const std::int64_t tokens = stage_.tokens;
     const std::int64_t qkv_heads = spec_.num_heads + 2 * spec_.num_kv_heads;
@@ -292,39 +351,17 @@ class StageBuilder {
                        {"v_cache", kv_axes, kv_dtype, kv_role}};
       kv_writer_ = add(std::move(write), previous());
     }
-    Op attention;
-    attention.name = "attention";
-    attention.kind = OpKind::attention;
-    attention.compute_path = precision().compute;
     const std::vector<Axis> q_axes{
         batch(), seq(tokens), {"heads", spec_.num_heads}, {"head_dim", spec_.head_dim}};
-    attention.inputs = {activation("q", q_axes),
-                        {"k", kv_axes, kv_dtype, kv_role},
-                        {"v", kv_axes, kv_dtype, kv_role}};
-    AttentionShape& shape = attention.attention;
-    shape.mask = stage_.attention;
-    shape.fused = scenario_.fusion.attention_fused;
-    shape.batch = batch_;
-    shape.query_tokens = tokens;
-    shape.heads = spec_.num_heads;
-    shape.head_dim = spec_.head_dim;
-    if (const StageSpec* cached = cached_stage()) {
-      shape.cached_tokens = cached->tokens;
-      const std::vector<Axis> cache_axes{batch(),
-                                         {"kv_seq", cached->tokens},
-                                         {"kv_heads", spec_.num_kv_heads},
-                                         {"head_dim", spec_.head_dim}};
-      attention.inputs.push_back(
-          {"k_cache", cache_axes, precision().kv_cache, TensorRole::kv_cache});
-      attention.inputs.push_back(
-          {"v_cache", cache_axes, precision().kv_cache, TensorRole::kv_cache});
-    }
-    attention.outputs.push_back(activation("attn_out", q_axes));
     std::vector<OpGraph::Vertex> producers = previous();
     if (cache_source_) {
       producers.push_back(*cache_source_);
     }
-    add(std::move(attention), producers);
+    if (scenario_.fusion.attention_fused) {
+      add_fused_attention(q_axes, {"k", kv_axes, kv_dtype, kv_role}, producers);
+    } else {
+      add_unfused_attention(kv_dtype, kv_role, producers);
+    }
     add(matmul("o_proj", activation("attn_out", q_axes),
                weight("o_proj.weight",
                       {{"heads", spec_.num_heads}, {"head_dim", spec_.head_dim}, embed()}),

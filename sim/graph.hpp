@@ -42,10 +42,10 @@ struct Tensor {
 enum class OpKind { matmul, attention, elementwise, embedding_gather, kv_cache_write };
 std::string_view to_string(OpKind kind);
 
-/// The shape of one attention: queries of this stage against keys of this stage plus any cache.
+/// The shape of one fused attention (FMHA: the scores stay on chip): queries of this stage against
+/// keys of this stage plus any cache.
 struct AttentionShape {
   AttentionMask mask = AttentionMask::causal;
-  bool fused = true;               ///< FMHA keeps the score matrix on chip
   std::int64_t batch = 0;          ///< sequences
   std::int64_t query_tokens = 0;   ///< tokens of this stage
   std::int64_t cached_tokens = 0;  ///< tokens of an earlier stage read from the KV cache

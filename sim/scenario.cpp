@@ -21,8 +21,8 @@ constexpr std::array kElementwiseKinds{
     KindName{ElementwiseKind::activation, "activation"},
     KindName{ElementwiseKind::residual, "residual"},
     KindName{ElementwiseKind::rope, "rope"},
-    KindName{ElementwiseKind::modulation, "modulation"},
     KindName{ElementwiseKind::embedding, "embedding"},
+    KindName{ElementwiseKind::softmax, "softmax"},
 };
 
 DType parse_dtype_node(const ConfigNode& node) {

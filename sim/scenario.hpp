@@ -15,7 +15,7 @@
 namespace rsim {
 
 /// Elementwise op families; a scenario may declare some fused into a neighbouring matmul.
-enum class ElementwiseKind { norm, activation, residual, rope, modulation, embedding };
+enum class ElementwiseKind { norm, activation, residual, rope, embedding, softmax };
 std::string_view to_string(ElementwiseKind kind);
 
 /// Dtypes of each tensor role and the compute path the matmuls run on.

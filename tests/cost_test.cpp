@@ -15,13 +15,12 @@ rsim::Op matmul(std::int64_t batch, std::int64_t contract, std::int64_t out, DTy
   return rsim::make_matmul({batch, contract, out, input, weights, output, path, per_batch});
 }
 
-rsim::Op attention(rsim::AttentionMask mask, bool fused, std::int64_t queries,
-                   std::int64_t cached) {
+rsim::Op attention(rsim::AttentionMask mask, std::int64_t queries, std::int64_t cached) {
   rsim::Op op;
   op.name = "attention";
   op.kind = rsim::OpKind::attention;
   op.compute_path = "bf16";
-  op.attention = {mask, fused, 2, queries, cached, 4, 8};
+  op.attention = {mask, 2, queries, cached, 4, 8};
   op.outputs.push_back({"o",
                         {{"batch", 2}, {"seq", queries}, {"heads", 4}, {"head_dim", 8}},
                         DType::bf16,
@@ -63,24 +62,12 @@ TEST_CASE("op costs: T_math, T_mem, max and sum against the roofs", "[cost]") {
 TEST_CASE("attention FLOPs count the visible (query, key) pairs", "[cost]") {
   // 4 · batch 2 · heads 4 · head_dim 8 = 256 FLOPs per pair.
   // Bidirectional, 4 queries × 4 keys = 16 pairs.
-  CHECK(rsim::op_flops(attention(rsim::AttentionMask::bidirectional, true, 4, 0)).si() ==
+  CHECK(rsim::op_flops(attention(rsim::AttentionMask::bidirectional, 4, 0)).si() ==
         Approx(256.0 * 16));
   // Causal, 4 queries: 1 + 2 + 3 + 4 = 10 pairs.
-  CHECK(rsim::op_flops(attention(rsim::AttentionMask::causal, true, 4, 0)).si() ==
-        Approx(256.0 * 10));
+  CHECK(rsim::op_flops(attention(rsim::AttentionMask::causal, 4, 0)).si() == Approx(256.0 * 10));
   // Causal with 3 cached keys: 4 · 3 + 10 = 22 pairs.
-  CHECK(rsim::op_flops(attention(rsim::AttentionMask::causal, true, 4, 3)).si() ==
-        Approx(256.0 * 22));
-  // Unfused kernels compute the masked half too: 4 × 7 = 28 pairs.
-  CHECK(rsim::op_flops(attention(rsim::AttentionMask::causal, false, 4, 3)).si() ==
-        Approx(256.0 * 28));
-}
-
-TEST_CASE("unfused attention moves the score matrix through DRAM four times", "[cost]") {
-  const auto fused = attention(rsim::AttentionMask::bidirectional, true, 4, 0);
-  const auto unfused = attention(rsim::AttentionMask::bidirectional, false, 4, 0);
-  // scores: batch 2 · heads 4 · 4 queries · 4 keys = 128 elements × 2 B × 4 passes = 1024 B
-  CHECK(rsim::op_bytes(unfused).si() - rsim::op_bytes(fused).si() == Approx(1024.0));
+  CHECK(rsim::op_flops(attention(rsim::AttentionMask::causal, 4, 3)).si() == Approx(256.0 * 22));
 }
 
 TEST_CASE("elementwise ops fused into a matmul move no bytes", "[cost]") {

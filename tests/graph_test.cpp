@@ -121,3 +121,26 @@ TEST_CASE("a plain decoder gets embedding, layers and a last-token LM head", "[g
   }
   CHECK(lm_head);
 }
+
+TEST_CASE("unfused attention is QKᵀ, softmax and AV with the scores through DRAM", "[graph]") {
+  const auto path = rsim::test::source_path("scenarios/llama3_8b_h100.yaml");
+  const auto unfused =
+      rsim::build_graph(rsim::load_scenario(path, {{{"fusion.attention", "unfused"}}}));
+  const auto fused = rsim::build_graph(rsim::load_scenario(path));
+  double scores_flops = 0.0;
+  double score_bytes = 0.0;
+  for (auto vertex : unfused.topological_order()) {
+    const rsim::Op& op = unfused.op(vertex);
+    if (op.name == "attention_scores") {
+      // batch 4 · heads 32 (8 KV heads × group 4) · 2048 queries · 2048 keys · head_dim 128 · 2
+      // = 8.796e12 FLOPs: the masked half is computed too.
+      scores_flops = rsim::op_flops(op).si();
+      score_bytes = op.outputs.front().bytes().si();
+    }
+  }
+  CHECK(scores_flops == Approx(2.0 * 4 * 32 * 2048 * 2048 * 128));
+  // S = [batch 4, kv_heads 8, group 4, 2048, 2048] in bf16: 4 · 32 · 2048² · 2 B = 1,073,741,824
+  CHECK(score_bytes == Approx(1'073'741'824.0));
+  // Three ops replace one per layer: the graph grows by 2.
+  CHECK(unfused.size() == fused.size() + 2);
+}
