@@ -172,23 +172,26 @@ std::string format_quantity(double si_value, Dimension dimension) {
       symbol = unit.symbol;
     }
   }
-  if (dimension == Dimension::bytes) {
-    // Sizes given in binary units (32 MiB, 228 KiB) print in them: exact multiples of 1024ⁿ
-    // that are not also multiples of 1000ⁿ.
-    static constexpr std::array<std::string_view, 5> kBinary{"Ki", "Mi", "Gi", "Ti", "Pi"};
-    double unit = 1.0;
-    for (std::size_t power = 0; power < kBinary.size(); ++power) {
-      unit *= 1024.0;
-      const double decimal_unit = std::pow(1000.0, static_cast<double>(power + 1));
-      const double count = si_value / unit;
-      if (count >= 1.0 && count < 1024.0 && count == std::floor(count) &&
-          std::fmod(si_value, decimal_unit) != 0.0) {
-        return fmt::format("{:.4g} {}{}", count, kBinary[power], symbol);
-      }
-    }
-  }
   const auto [scaled_value, prefix] = with_prefix(si_value, dimension == Dimension::seconds);
   return fmt::format("{:.4g} {}{}", scaled_value, prefix, symbol);
+}
+
+std::string format_capacity(double bytes) {
+  // Capacities given in binary units (32 MiB, 228 KiB) print in them: exact multiples of 1024ⁿ
+  // that are not also multiples of 1000ⁿ.
+  static constexpr std::array<std::string_view, 5> kBinary{"Ki", "Mi", "Gi", "Ti", "Pi"};
+  double unit = 1.0;
+  double decimal_unit = 1.0;
+  for (std::string_view prefix : kBinary) {
+    unit *= 1024.0;
+    decimal_unit *= 1000.0;
+    const double count = bytes / unit;
+    if (count >= 1.0 && count < 1024.0 && count == std::floor(count) &&
+        std::fmod(bytes, decimal_unit) != 0.0) {
+      return fmt::format("{:.4g} {}B", count, prefix);
+    }
+  }
+  return format_quantity(bytes, Dimension::bytes);
 }
 
 std::string format_count(double value) {

@@ -84,6 +84,9 @@ std::optional<double> parse_quantity(std::string_view text, Dimension expected);
 /// Formats an SI value with 4 significant figures and a decimal prefix: 2.73e11 B/s → "273 GB/s".
 std::string format_quantity(double si_value, Dimension dimension);
 
+/// Formats a capacity, in binary units when it is an exact multiple of them: "228 KiB", "128 GB".
+std::string format_capacity(double bytes);
+
 /// Formats a plain number with 4 significant figures, using k/M/G/T suffixes past 10,000.
 std::string format_count(double value);
 

@@ -44,8 +44,11 @@ TEST_CASE("quantities print with 4 significant figures and a prefix", "[units]")
   CHECK(rsim::format_quantity(0.063, Dimension::seconds) == "63 ms");
   CHECK(rsim::format_quantity(2e-6, Dimension::seconds) == "2 µs");
   CHECK(rsim::format_quantity(517e12, Dimension::flop_rate) == "517 TFLOP/s");
-  CHECK(rsim::format_quantity(233472.0, Dimension::bytes) == "228 KiB");
-  CHECK(rsim::format_quantity(128e9, Dimension::bytes) == "128 GB");
+  CHECK(rsim::format_quantity(233472.0, Dimension::bytes) == "233.5 kB");
+  CHECK(rsim::format_capacity(233472.0) == "228 KiB");
+  CHECK(rsim::format_capacity(32.0 * 1024 * 1024) == "32 MiB");
+  CHECK(rsim::format_capacity(128e9) == "128 GB");
+  CHECK(rsim::format_capacity(1024e3) == "1.024 MB");  // 1,024,000 = 1000 KiB but also 1024 kB
   CHECK(rsim::format_count(1861.2) == "1861");
   CHECK(rsim::format_count(3.353e9) == "3.353G");
 }

@@ -222,8 +222,9 @@ void write_roofs_text(std::ostream& out, const Roofs& roofs) {
       {{"memory tier", Align::left}, {"bandwidth"}, {"capacity"}, {"provenance", Align::left}});
   for (const MemoryTier& tier : roofs.memory) {
     const std::string capacity =
-        tier.count > 1 ? fmt::format("{} × {} {}", bytes(tier.capacity), tier.count, tier.per)
-                       : bytes(tier.capacity);
+        tier.count > 1
+            ? fmt::format("{} × {} {}", format_capacity(tier.capacity.si()), tier.count, tier.per)
+            : format_capacity(tier.capacity.si());
     memory.add_row({tier.name, tier.bandwidth ? rate(*tier.bandwidth) : "(capacity only)", capacity,
                     tier.provenance.derived.empty() ? tier.provenance.source
                                                     : "derived: " + tier.provenance.derived});
