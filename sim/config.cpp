@@ -199,6 +199,17 @@ void ConfigNode::add_entry(Entry entry) { entries_.push_back(std::move(entry)); 
 void ConfigNode::add_item(ConfigNode item) { items_.push_back(std::move(item)); }
 void ConfigNode::set_scalar(std::string text) { scalar_ = std::move(text); }
 
+void ConfigNode::set_entry(const std::string& key, const SourceMark& key_mark, ConfigNode value) {
+  require(Kind::map, "a map of keys");
+  for (Entry& entry : entries_) {
+    if (entry.key == key) {
+      entry.value = std::move(value);
+      return;
+    }
+  }
+  entries_.push_back({key, key_mark, std::move(value)});
+}
+
 void ConfigNode::set_path(std::string_view dotted_path, std::string text, const SourceMark& mark) {
   require(Kind::map, "a map of keys");
   const std::size_t dot = dotted_path.find('.');

@@ -62,6 +62,8 @@ class ConfigNode {
   void add_entry(Entry entry);
   void add_item(ConfigNode item);
   void set_scalar(std::string text);
+  /// Sets (or replaces) the value of a key of this map.
+  void set_entry(const std::string& key, const SourceMark& key_mark, ConfigNode value);
   /// Sets (or replaces) the scalar at a dotted path below this map, creating maps as needed.
   void set_path(std::string_view dotted_path, std::string text, const SourceMark& mark);
 

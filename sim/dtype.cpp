@@ -9,14 +9,28 @@ namespace {
 struct DTypeInfo {
   DType dtype;
   std::string_view name;
-  double bytes;
+  double value_bytes;  // bytes of one packed value
+  double scale_bytes;  // bytes of one block scale (0: none)
+  double block;        // values sharing one scale
+  [[nodiscard]] constexpr double bytes() const {
+    return value_bytes + (scale_bytes > 0.0 ? scale_bytes / block : 0.0);
+  }
 };
 
 constexpr std::array kDTypes{
-    DTypeInfo{DType::fp32, "fp32", 4.0}, DTypeInfo{DType::tf32, "tf32", 4.0},
-    DTypeInfo{DType::bf16, "bf16", 2.0}, DTypeInfo{DType::fp16, "fp16", 2.0},
-    DTypeInfo{DType::fp8, "fp8", 1.0},   DTypeInfo{DType::int8, "int8", 1.0},
-    DTypeInfo{DType::fp4, "fp4", 0.5},   DTypeInfo{DType::int4, "int4", 0.5},
+    DTypeInfo{DType::fp32, "fp32", 4.0, 0.0, 1.0},
+    DTypeInfo{DType::tf32, "tf32", 4.0, 0.0, 1.0},  // stored as FP32
+    DTypeInfo{DType::bf16, "bf16", 2.0, 0.0, 1.0},
+    DTypeInfo{DType::fp16, "fp16", 2.0, 0.0, 1.0},
+    DTypeInfo{DType::fp8, "fp8", 1.0, 0.0, 1.0},    // e4m3 / e5m2, per-tensor scale
+    DTypeInfo{DType::int8, "int8", 1.0, 0.0, 1.0},  // per-channel scales are negligible
+    DTypeInfo{DType::fp4, "fp4", 0.5, 0.0, 1.0},    // bare e2m1, as the fp4 compute path names it
+    // OCP MX: one 8-bit E8M0 scale per 32 values → 0.5 + 1/32 = 0.53125 B
+    DTypeInfo{DType::mxfp4, "mxfp4", 0.5, 1.0, 32.0},
+    // NVIDIA NVFP4: one 8-bit E4M3 scale per 16 values → 0.5 + 1/16 = 0.5625 B
+    DTypeInfo{DType::nvfp4, "nvfp4", 0.5, 1.0, 16.0},
+    // GPTQ/AWQ-style int4: one fp16 scale per group of 128 → 0.5 + 2/128 = 0.515625 B
+    DTypeInfo{DType::int4, "int4", 0.5, 2.0, 128.0},
 };
 
 const DTypeInfo& info(DType dtype) {
@@ -32,7 +46,7 @@ constexpr std::string_view kSparseSuffix = "_sparse";
 
 }  // namespace
 
-double bytes_per_element(DType dtype) { return info(dtype).bytes; }
+double bytes_per_element(DType dtype) { return info(dtype).bytes(); }
 
 std::string_view to_string(DType dtype) { return info(dtype).name; }
 

@@ -8,10 +8,12 @@
 
 namespace rsim {
 
-/// Element types of tensors and the precisions that name compute paths.
-enum class DType { fp32, tf32, bf16, fp16, fp8, int8, fp4, int4 };
+/// Element types of tensors and the precisions that name compute paths. mxfp4, nvfp4 and int4 are
+/// block-scaled 4-bit formats whose scale bytes count in their size.
+enum class DType { fp32, tf32, bf16, fp16, fp8, int8, fp4, mxfp4, nvfp4, int4 };
 
-/// Storage bytes per element; 4-bit types are 0.5 (two per byte). TF32 is stored as FP32.
+/// Storage bytes per element including block scales: fp4 0.5, mxfp4 0.5 + 1/32, nvfp4 0.5 + 1/16,
+/// int4 0.5 + 2/128 (an fp16 scale per 128). TF32 is stored as FP32.
 double bytes_per_element(DType dtype);
 
 /// The lower-case name used in YAML, JSON and on the command line ("bf16").

@@ -133,16 +133,27 @@ class StageBuilder {
     return {};
   }
 
-  Op matmul(std::string name, Tensor input, Tensor weight_tensor, std::vector<Axis> out_axes,
-            std::int64_t bias_features) const {
+  // A matmul of `group`; with per-batch weights for the group, W (and its bias) gain a batch
+  // axis: every sequence has its own weights (seed 004: int8[B,D] · int8[B,D,F]).
+  Op matmul(std::string name, std::string_view group, Tensor input, Tensor weight_tensor,
+            std::vector<Axis> out_axes, std::int64_t bias_features) const {
     Op op;
     op.name = std::move(name);
+    op.group = group;
     op.kind = OpKind::matmul;
     op.compute_path = precision().compute;
     op.inputs.push_back(std::move(input));
     op.inputs.push_back(std::move(weight_tensor));
     if (bias_features > 0) {
       op.inputs.push_back(weight(op.name + ".bias", {{"features", bias_features}}));
+    }
+    const auto& per_batch = scenario_.per_batch_weights;
+    if (std::find(per_batch.begin(), per_batch.end(), group) != per_batch.end()) {
+      for (std::size_t index = 1; index < op.inputs.size(); ++index) {
+        if (op.inputs[index].role == TensorRole::weight) {
+          op.inputs[index].axes.insert(op.inputs[index].axes.begin(), batch());
+        }
+      }
     }
     op.outputs.push_back(
         {op.name + ".out", std::move(out_axes), precision().outputs, TensorRole::activation});
@@ -169,7 +180,8 @@ class StageBuilder {
       // Patchify + linear projection (a stride-P conv is a [C·P², D] matmul per patch).
       const VisionInput& vision = *spec_.vision;
       const std::int64_t patch = vision.num_channels * vision.patch_size * vision.patch_size;
-      add(matmul("patch_embed", activation("pixels", {batch(), seq(tokens), {"patch", patch}}),
+      add(matmul("patch_embed", "patch_embed",
+                 activation("pixels", {batch(), seq(tokens), {"patch", patch}}),
                  weight("patch_embed.weight", {{"patch", patch}, embed()}),
                  {batch(), seq(tokens), embed()}, spec_.hidden_size),
           previous());
@@ -204,7 +216,7 @@ class StageBuilder {
     in_axes.push_back({"features_in", layer.in_features});
     std::vector<Axis> out_axes = rows;
     out_axes.push_back({"features", layer.out_features});
-    add(matmul(layer.name, activation(layer.name + ".in", in_axes),
+    add(matmul(layer.name, "dense", activation(layer.name + ".in", in_axes),
                weight(layer.name + ".weight",
                       {{"features_in", layer.in_features}, {"features", layer.out_features}}),
                out_axes, layer.bias ? layer.out_features : 0),
@@ -225,7 +237,7 @@ class StageBuilder {
     std::vector<Tensor> inputs{activation("x", {batch(), seq(tokens), embed()})};
     double flops = spec_.norm == NormKind::layernorm ? kLayerNormFlops : kRmsNormFlops;
     if (stage_.adaptive_norm) {
-      add(matmul(name + "_modulation",
+      add(matmul(name + "_modulation", "modulation",
                  activation("condition", {batch(), {"cond", stage_.condition_width}}),
                  weight(name + "_modulation.weight",
                         {{"cond", stage_.condition_width}, {"modulation", 3}, embed()}),
@@ -303,14 +315,14 @@ class StageBuilder {
     const Axis group{"group", spec_.group_size()};
     const Axis head_dim{"head_dim", spec_.head_dim};
     const std::vector<Axis> score_axes{batch(), kv_heads, group, seq(tokens), kv_seq};
-    add(matmul("attention_scores",
+    add(matmul("attention_scores", "attention_scores",
                activation("q", {batch(), seq(tokens), kv_heads, group, head_dim}),
                {"k", {batch(), kv_seq, kv_heads, head_dim}, key_dtype, key_role}, score_axes, 0),
         producers);
     add(elementwise("softmax", ElementwiseKind::softmax, kSoftmaxFlops,
                     {activation("scores", score_axes)}, activation("probabilities", score_axes)),
         previous());
-    add(matmul("attention_values", activation("probabilities", score_axes),
+    add(matmul("attention_values", "attention_scores", activation("probabilities", score_axes),
                {"v", {batch(), kv_seq, kv_heads, head_dim}, key_dtype, key_role},
                {batch(), seq(tokens), kv_heads, group, head_dim}, 0),
         previous());
@@ -321,7 +333,7 @@ class StageBuilder {
     const std::int64_t qkv_heads = spec_.num_heads + 2 * spec_.num_kv_heads;
     const OpGraph::Vertex block_input = *last_;
     add_norm("attn_norm");
-    add(matmul("qkv_proj", activation("x_norm", {batch(), seq(tokens), embed()}),
+    add(matmul("qkv_proj", "attention", activation("x_norm", {batch(), seq(tokens), embed()}),
                weight("qkv_proj.weight",
                       {embed(), {"qkv_heads", qkv_heads}, {"head_dim", spec_.head_dim}}),
                {batch(), seq(tokens), {"qkv_heads", qkv_heads}, {"head_dim", spec_.head_dim}},
@@ -362,7 +374,7 @@ class StageBuilder {
     } else {
       add_unfused_attention(kv_dtype, kv_role, producers);
     }
-    add(matmul("o_proj", activation("attn_out", q_axes),
+    add(matmul("o_proj", "attention", activation("attn_out", q_axes),
                weight("o_proj.weight",
                       {{"heads", spec_.num_heads}, {"head_dim", spec_.head_dim}, embed()}),
                {batch(), seq(tokens), embed()}, spec_.attention_bias ? spec_.hidden_size : 0),
@@ -383,7 +395,7 @@ class StageBuilder {
       up_out.insert(up_out.begin() + 2, Axis{"gate_up", 2});
     }
     const std::int64_t up_features = (spec_.gated_mlp ? 2 : 1) * spec_.intermediate_size;
-    add(matmul(spec_.gated_mlp ? "gate_up_proj" : "up_proj",
+    add(matmul(spec_.gated_mlp ? "gate_up_proj" : "up_proj", "mlp",
                activation("x_norm", {batch(), seq(tokens), embed()}),
                weight("up.weight", up_weight), up_out, spec_.mlp_bias ? up_features : 0),
         previous());
@@ -392,7 +404,7 @@ class StageBuilder {
     add(elementwise("mlp_act", ElementwiseKind::activation, act_flops, {activation("up", up_out)},
                     activation("hidden", {batch(), seq(tokens), mlp})),
         previous());
-    add(matmul("down_proj", activation("hidden", {batch(), seq(tokens), mlp}),
+    add(matmul("down_proj", "mlp", activation("hidden", {batch(), seq(tokens), mlp}),
                weight("down_proj.weight", {mlp, embed()}), {batch(), seq(tokens), embed()},
                spec_.mlp_bias ? spec_.hidden_size : 0),
         previous());
@@ -414,7 +426,7 @@ class StageBuilder {
       return;
     }
     const std::int64_t rows = stage_.lm_head == LmHead::last_token ? 1 : stage_.tokens;
-    add(matmul("lm_head", activation("x_norm", {batch(), seq(rows), embed()}),
+    add(matmul("lm_head", "lm_head", activation("x_norm", {batch(), seq(rows), embed()}),
                weight("lm_head.weight", {embed(), {"vocab", spec_.vocab_size}}),
                {batch(), seq(rows), {"vocab", spec_.vocab_size}}, 0),
         previous());

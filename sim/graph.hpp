@@ -66,6 +66,7 @@ struct Op {
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
   std::string compute_path;  ///< matmuls: the precision's path; elementwise: the vector path
+  std::string group;         ///< matmuls: attention, mlp, modulation, dense, ... (matmul_groups)
   // Elementwise ops.
   ElementwiseKind elementwise = ElementwiseKind::norm;
   double flops_per_element = 0.0;  ///< per output element (see graph.cpp for each value's origin)

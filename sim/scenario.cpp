@@ -25,16 +25,6 @@ constexpr std::array kElementwiseKinds{
     KindName{ElementwiseKind::softmax, "softmax"},
 };
 
-DType parse_dtype_node(const ConfigNode& node) {
-  const std::string name = node.as_string();
-  const auto dtype = parse_dtype(name);
-  if (!dtype) {
-    node.fail(
-        fmt::format("expected a dtype ({}); got \"{}\"", fmt::join(dtype_names(), ", "), name));
-  }
-  return *dtype;
-}
-
 // A preset reference: resolution failures point at the key that named the preset.
 std::filesystem::path resolve_node(const ConfigNode& node, std::string_view kind) {
   try {
@@ -44,34 +34,6 @@ std::filesystem::path resolve_node(const ConfigNode& node, std::string_view kind
   } catch (const InputError& error) {
     node.fail(error.what());
   }
-}
-
-Precision parse_precision(const ConfigNode& node, const HardwareSpec& hardware) {
-  node.allow_only({"weights", "activations", "outputs", "kv_cache", "compute"});
-  Precision precision;
-  precision.weights = parse_dtype_node(node.at("weights"));
-  precision.activations = parse_dtype_node(node.at("activations"));
-  precision.outputs = precision.activations;
-  precision.kv_cache = precision.activations;
-  if (const ConfigNode* outputs = node.find("outputs")) {
-    precision.outputs = parse_dtype_node(*outputs);
-  }
-  if (const ConfigNode* kv_cache = node.find("kv_cache")) {
-    precision.kv_cache = parse_dtype_node(*kv_cache);
-  }
-  const ConfigNode& compute = node.at("compute");
-  precision.compute = compute.as_string();
-  std::vector<std::string> paths;
-  bool known = false;
-  for (const ComputePath& path : hardware.compute) {
-    paths.push_back(path.name);
-    known = known || path.name == precision.compute;
-  }
-  if (!known) {
-    compute.fail(fmt::format("{} has no compute path '{}' (it has: {})", hardware.name,
-                             precision.compute, fmt::join(paths, ", ")));
-  }
-  return precision;
 }
 
 Fusion parse_fusion(const ConfigNode& node) {
@@ -177,29 +139,154 @@ bool Fusion::is_fused(ElementwiseKind kind) const {
   return false;
 }
 
+namespace {
+
+std::vector<std::string> parse_per_batch_weights(const ConfigNode& node) {
+  std::vector<std::string> groups;
+  for (const ConfigNode& item : node.items()) {
+    const std::string group = item.as_string();
+    bool known = false;
+    for (std::string_view candidate : matmul_groups()) {
+      known = known || candidate == group;
+    }
+    if (!known) {
+      item.fail(fmt::format("no matmul group '{}' (groups: {})", group,
+                            fmt::join(matmul_groups(), ", ")));
+    }
+    groups.push_back(group);
+  }
+  return groups;
+}
+
+RoofOverrides parse_roof_overrides(const ConfigNode& variant, const HardwareSpec& hardware) {
+  RoofOverrides overrides;
+  if (const ConfigNode* peaks = variant.find("peaks")) {
+    for (const ConfigNode::Entry& entry : peaks->entries()) {
+      bool known = false;
+      for (const ComputePath& path : hardware.compute) {
+        known = known || path.name == entry.key;
+      }
+      if (!known) {
+        throw ConfigError(entry.key_mark,
+                          fmt::format("'{}': {} has no compute path '{}'", entry.value.path(),
+                                      hardware.name, entry.key));
+      }
+      overrides.peaks.emplace_back(entry.key,
+                                   FlopsPerSecond(entry.value.as_quantity(Dimension::flop_rate)));
+    }
+  }
+  if (const ConfigNode* bandwidths = variant.find("bandwidths")) {
+    for (const ConfigNode::Entry& entry : bandwidths->entries()) {
+      bool known = false;
+      for (const MemoryTier& tier : hardware.memory) {
+        known = known || tier.name == entry.key;
+      }
+      if (!known) {
+        throw ConfigError(entry.key_mark,
+                          fmt::format("'{}': {} has no memory tier '{}'", entry.value.path(),
+                                      hardware.name, entry.key));
+      }
+      overrides.bandwidths.emplace_back(
+          entry.key, BytesPerSecond(entry.value.as_quantity(Dimension::byte_rate)));
+    }
+  }
+  return overrides;
+}
+
+// The declared variants: a list of maps with unique names and known keys.
+std::vector<std::string> variant_names(const ConfigNode* variants) {
+  std::vector<std::string> names;
+  if (variants == nullptr) {
+    return names;
+  }
+  for (const ConfigNode& variant : variants->items()) {
+    variant.allow_only({"name", "precision", "mode", "hardware", "batch", "fusion",
+                        "per_batch_weights", "peaks", "bandwidths", "set"});
+    const ConfigNode& name = variant.at("name");
+    for (const std::string& existing : names) {
+      if (existing == name.as_string()) {
+        name.fail(fmt::format("a variant named '{}' already exists", existing));
+      }
+    }
+    names.push_back(name.as_string());
+  }
+  return names;
+}
+
+// A variant replaces whole top-level keys (precision, mode, hardware, fusion,
+// per_batch_weights), sets workload.batch, and applies its `set` map of dotted paths.
+void apply_variant(ConfigNode& document, const ConfigNode& variant) {
+  for (const ConfigNode::Entry& entry : variant.entries()) {
+    if (entry.key == "precision" || entry.key == "mode" || entry.key == "hardware" ||
+        entry.key == "fusion" || entry.key == "per_batch_weights") {
+      document.set_entry(entry.key, entry.key_mark, entry.value);
+    } else if (entry.key == "batch") {
+      document.set_path("workload.batch", entry.value.as_string(), entry.value.mark());
+    } else if (entry.key == "set") {
+      for (const ConfigNode::Entry& assignment : entry.value.entries()) {
+        document.set_path(assignment.key, assignment.value.as_string(), assignment.value.mark());
+      }
+    }
+  }
+}
+
+const ConfigNode* find_variant(const ConfigNode* variants, const std::string& name) {
+  if (variants != nullptr) {
+    for (const ConfigNode& variant : variants->items()) {
+      if (variant.at("name").as_string() == name) {
+        return &variant;
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& matmul_groups() {
+  static const std::vector<std::string_view> kGroups{
+      "attention", "mlp", "modulation", "dense", "patch_embed", "lm_head", "attention_scores"};
+  return kGroups;
+}
+
 Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides) {
   ConfigNode document = load_config_file(path);
+  document.allow_only({"name", "hardware", "mode", "model", "workload", "precision", "fusion",
+                       "per_batch_weights", "reference", "variants"});
+  const ConfigNode* variants = document.find("variants");
+  const std::vector<std::string> names = variant_names(variants);
+  ConfigNode variant_node;
+  if (!overrides.variant.empty()) {
+    const ConfigNode* variant = find_variant(variants, overrides.variant);
+    if (variant == nullptr) {
+      throw InputError(fmt::format(
+          "{}: no variant '{}' (variants: {})", path.string(), overrides.variant,
+          names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+    }
+    variant_node = *variant;
+    apply_variant(document, variant_node);
+  }
   for (const auto& [key, value] : overrides.sets) {
     document.set_path(key, value, SourceMark{"--set " + key, 0, 0});
   }
-  document.allow_only(
-      {"name", "hardware", "mode", "model", "workload", "precision", "fusion", "reference"});
   Scenario scenario;
   scenario.file = path.string();
+  scenario.variant = overrides.variant;
+  scenario.variant_names = names;
   scenario.name = document.at("name").as_string();
   scenario.hardware = load_hardware(resolve_node(document.at("hardware"), "hardware"));
   scenario.mode = scenario.hardware.default_mode;
   if (const ConfigNode* mode = document.find("mode")) {
     scenario.mode = mode->as_string();
     bool known = false;
-    std::vector<std::string> names;
+    std::vector<std::string> mode_names;
     for (const HardwareMode& candidate : scenario.hardware.modes) {
       known = known || candidate.name == scenario.mode;
-      names.push_back(candidate.name);
+      mode_names.push_back(candidate.name);
     }
     if (!known) {
       mode->fail(fmt::format("{} has no mode '{}' (modes: {})", scenario.hardware.name,
-                             scenario.mode, fmt::join(names, ", ")));
+                             scenario.mode, fmt::join(mode_names, ", ")));
     }
   }
   const ConfigNode& model_node = document.at("model");
@@ -213,10 +300,27 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   scenario.workload = parse_workload(document.at("workload"), scenario.model);
   scenario.precision = parse_precision(document.at("precision"), scenario.hardware);
   scenario.fusion = parse_fusion(document.at("fusion"));
+  if (const ConfigNode* groups = document.find("per_batch_weights")) {
+    scenario.per_batch_weights = parse_per_batch_weights(*groups);
+  }
   if (const ConfigNode* references = document.find("reference")) {
     scenario.references = parse_references(*references, scenario.model);
   }
+  if (!overrides.variant.empty()) {
+    scenario.roof_overrides = parse_roof_overrides(variant_node, scenario.hardware);
+  }
   return scenario;
+}
+
+std::vector<Scenario> load_scenario_variants(const std::filesystem::path& path,
+                                             const ScenarioOverrides& overrides) {
+  std::vector<Scenario> scenarios;
+  scenarios.push_back(load_scenario(path, {overrides.sets, ""}));
+  const std::vector<std::string> names = scenarios.front().variant_names;
+  for (const std::string& name : names) {
+    scenarios.push_back(load_scenario(path, {overrides.sets, name}));
+  }
+  return scenarios;
 }
 
 }  // namespace rsim

@@ -4,6 +4,7 @@
 #include "sim/dtype.hpp"
 #include "sim/hardware.hpp"
 #include "sim/model.hpp"
+#include "sim/precision.hpp"
 #include "sim/units.hpp"
 
 #include <filesystem>
@@ -17,15 +18,6 @@ namespace rsim {
 /// Elementwise op families; a scenario may declare some fused into a neighbouring matmul.
 enum class ElementwiseKind { norm, activation, residual, rope, embedding, softmax };
 std::string_view to_string(ElementwiseKind kind);
-
-/// Dtypes of each tensor role and the compute path the matmuls run on.
-struct Precision {
-  DType weights = DType::bf16;
-  DType activations = DType::bf16;
-  DType outputs = DType::bf16;   ///< matmul outputs; defaults to the activation dtype
-  DType kv_cache = DType::bf16;  ///< defaults to the activation dtype
-  std::string compute;           ///< a compute path of the hardware, e.g. "fp8"
-};
 
 /// What the kernels keep on chip (the fusion assumption behind every byte count).
 struct Fusion {
@@ -48,9 +40,15 @@ struct Reference {
   std::string source;
 };
 
+/// Matmul groups: the unit of per-batch weights and of the critical batch per group.
+/// attention (qkv_proj, o_proj), mlp (gate_up/up, down), modulation (adaRMSNorm), dense (a
+/// stage's pre/post layers), patch_embed, lm_head, attention_scores (unfused QKᵀ and AV).
+const std::vector<std::string_view>& matmul_groups();
+
 /// A validated scenario: hardware + mode, model, workload, precision, fusion, references.
 struct Scenario {
   std::string name;
+  std::string variant;  ///< "" for the baseline, else the variant's name
   std::string file;
   HardwareSpec hardware;
   std::string mode;
@@ -58,16 +56,25 @@ struct Scenario {
   Workload workload;
   Precision precision;
   Fusion fusion;
+  std::vector<std::string> per_batch_weights;  ///< matmul groups whose weights have a batch axis
+  RoofOverrides roof_overrides;                ///< a variant's peaks and bandwidths
   std::vector<Reference> references;
+  std::vector<std::string> variant_names;  ///< the variants the file declares
 };
 
-/// Overrides given on the command line: `--set key.path=value` entries, applied to the YAML
-/// tree before validation, so they are checked exactly like the file's own values.
+/// Overrides given on the command line: `--set key.path=value` entries and `--precision`,
+/// applied to the YAML tree before validation so they are checked like the file's own values;
+/// `variant` applies one of the file's variants first.
 struct ScenarioOverrides {
   std::vector<std::pair<std::string, std::string>> sets;
+  std::string variant;
 };
 
 /// Loads and validates a scenario file, resolving hardware and model presets.
 Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides = {});
+
+/// The baseline and every variant the file declares, each fully validated.
+std::vector<Scenario> load_scenario_variants(const std::filesystem::path& path,
+                                             const ScenarioOverrides& overrides = {});
 
 }  // namespace rsim

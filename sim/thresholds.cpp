@@ -36,22 +36,46 @@ std::vector<Ridge> ridges(const Roofs& roofs) {
 }
 
 std::optional<CriticalBatch> critical_token_batch(const Op& op, const Roofs& roofs) {
-  if (op.kind != OpKind::matmul || op.inputs.empty() || !op.inputs.front().has_axis("batch")) {
+  return critical_token_batch(std::vector<const Op*>{&op}, roofs);
+}
+
+std::optional<CriticalBatch> critical_token_batch(const std::vector<const Op*>& ops,
+                                                  const Roofs& roofs) {
+  if (ops.empty()) {
     return std::nullopt;
   }
+  for (const Op* op : ops) {
+    if (op->kind != OpKind::matmul || op->inputs.empty() || !op->inputs.front().has_axis("batch")) {
+      return std::nullopt;
+    }
+  }
+  // The token batch of the first op's activation; the others scale with it (same batch axis).
   double tokens = 1.0;
-  for (const Axis& axis : op.inputs.front().axes) {
+  for (const Axis& axis : ops.front()->inputs.front().axes) {
     if (axis.name == "batch" || axis.name == "seq") {
       tokens *= static_cast<double>(axis.size);
     }
   }
-  const OpCost at_one = cost_op(op, roofs);
-  const OpCost at_two = cost_op(scale_batch(op, 2), roofs);
-  const double flops_slope = (at_two.flops.si() - at_one.flops.si()) / tokens;
-  const double flops_offset = at_one.flops.si() - flops_slope * tokens;
-  const double bytes_slope = (at_two.bytes.si() - at_one.bytes.si()) / tokens;
-  const double bytes_offset = at_one.bytes.si() - bytes_slope * tokens;
-  const double ridge_intensity = at_one.critical_intensity;
+  // Σ FLOPs and Σ bytes (× count) at the op's own batch and at twice it: both are affine.
+  double flops_one = 0.0;
+  double flops_two = 0.0;
+  double bytes_one = 0.0;
+  double bytes_two = 0.0;
+  double ridge_intensity = 0.0;
+  for (const Op* op : ops) {
+    const auto count = static_cast<double>(op->count);
+    const OpCost at_one = cost_op(*op, roofs);
+    const OpCost at_two = cost_op(scale_batch(*op, 2), roofs);
+    flops_one += at_one.flops.si() * count;
+    flops_two += at_two.flops.si() * count;
+    bytes_one += at_one.bytes.si() * count;
+    bytes_two += at_two.bytes.si() * count;
+    ridge_intensity = at_one.critical_intensity;
+  }
+  const double flops_slope = (flops_two - flops_one) / tokens;
+  const double flops_offset = flops_one - flops_slope * tokens;
+  const double bytes_slope = (bytes_two - bytes_one) / tokens;
+  const double bytes_offset = bytes_one - bytes_slope * tokens;
   const double denominator = flops_slope - ridge_intensity * bytes_slope;
   if (denominator <= 0.0) {
     return CriticalBatch{CriticalBatch::Kind::never, 0.0};

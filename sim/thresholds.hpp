@@ -39,4 +39,10 @@ struct CriticalBatch {
 /// Returns nullopt for ops that are not matmuls or have no batch axis.
 std::optional<CriticalBatch> critical_token_batch(const Op& op, const Roofs& roofs);
 
+/// The critical token batch of several matmuls taken together (a matmul group of one stage):
+/// the root of Σ FLOPs(T) / Σ bytes(T) = I_crit, each op weighted by its count, T the token batch
+/// of the first op. All ops must be matmuls on one compute path.
+std::optional<CriticalBatch> critical_token_batch(const std::vector<const Op*>& ops,
+                                                  const Roofs& roofs);
+
 }  // namespace rsim

@@ -144,7 +144,7 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
        "--dtype fp9: expected one of"},
       {{"matmul", "--hardware", "tpu_v5e", "--b", "0", "--d", "8", "--f", "8"}, "--b"},
       {{"run", scenario("pi05_thor"), "--format", "xml"}, "--format"},
-      {{"frobnicate"}, "unknown command 'frobnicate' (commands: run, roofs, matmul)"},
+      {{"frobnicate"}, "unknown command 'frobnicate' (commands: run, whatif, roofs, matmul)"},
   };
   for (const Case& test : cases) {
     INFO(test.args.front() << " " << (test.args.size() > 1 ? test.args[1] : ""));
@@ -162,4 +162,39 @@ TEST_CASE("the --explain option prints an op's formulas with the numbers put in"
   CHECK_THAT(outcome.out, Catch::Contains("= 1.29923e+11"));
   CHECK_THAT(outcome.out, Catch::Contains("× 18 instances"));
   CHECK_THAT(outcome.out, Catch::Contains("memory-bound"));
+}
+
+TEST_CASE("rsim whatif prints every variant beside the baseline", "[cli][whatif]") {
+  const auto table = rsim_cli({"whatif", scenario("pi05_thor")});
+  REQUIRE(table.code == 0);
+  for (const char* name :
+       {"baseline", "bf16", "int8_weights", "nvfp4_weights", "nvfp4", "fp8_120W", "prefix/mlp"}) {
+    CHECK_THAT(table.out, Catch::Contains(name));
+  }
+  const auto one = nlohmann::json::parse(
+      rsim_cli({"whatif", scenario("pi05_thor"), "--variant", "bf16", "--format", "json"}).out);
+  REQUIRE(one["variants"].size() == 2);  // the baseline and the one asked for
+  CHECK(one["variants"][1]["variant"] == "bf16");
+  const auto csv = rsim_cli({"whatif", scenario("quantization_v5e"), "--format", "csv"});
+  CHECK(csv.code == 0);
+  CHECK(csv.out.rfind("variant,hardware,mode,batch,policy,", 0) == 0);
+}
+
+TEST_CASE("rsim run takes --variant and --precision", "[cli][whatif]") {
+  const auto variant = nlohmann::json::parse(
+      rsim_cli({"run", scenario("pi05_thor"), "--variant", "nvfp4", "--format", "json"}).out);
+  CHECK(variant["variant"] == "nvfp4");
+  CHECK(variant["precision"]["compute"] == "fp4");
+  const auto preset =
+      nlohmann::json::parse(rsim_cli({"run", scenario("llama3_8b_h100"), "--precision",
+                                      "int8_weights", "--format", "json"})
+                                .out);
+  CHECK(preset["precision"]["policy"] == "int8_weights");
+  CHECK(preset["precision"]["weights"] == "int8");
+  const auto lacking = rsim_cli({"run", scenario("gemma_2b_v5e"), "--precision", "nvfp4"});
+  CHECK(lacking.code == 2);
+  CHECK_THAT(lacking.err, Catch::Contains("Google TPU v5e has no compute path 'fp4'"));
+  const auto unknown = rsim_cli({"whatif", scenario("pi05_thor"), "--variant", "fp2"});
+  CHECK(unknown.code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("no variant 'fp2'"));
 }

@@ -40,6 +40,11 @@ TEST_CASE("matmul FLOPs and bytes: each operand once, in its own dtype", "[cost]
   // = 20,971,520
   const auto int8_weights = matmul(256, 4096, 4096, DType::bf16, DType::int8, DType::bf16, "bf16");
   CHECK(rsim::op_bytes(int8_weights).si() == Approx(20'971'520.0));
+  // NVFP4 weights count their scales: 4096² · (0.5 + 1/16) = 9,437,184 B plus the bf16
+  // activations 4,194,304 B — 12.5 % more weight bytes than bare fp4.
+  const auto nvfp4_weights =
+      matmul(256, 4096, 4096, DType::bf16, DType::nvfp4, DType::bf16, "bf16");
+  CHECK(rsim::op_bytes(nvfp4_weights).si() == Approx(9'437'184.0 + 4'194'304.0));
   // fp4 weights: 0.5 B each → DF/2 = 8,388,608 plus the bf16 activations 4,194,304
   const auto fp4_weights = matmul(256, 4096, 4096, DType::bf16, DType::fp4, DType::bf16, "bf16");
   CHECK(rsim::op_bytes(fp4_weights).si() == Approx(8'388'608.0 + 4'194'304.0));

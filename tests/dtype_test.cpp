@@ -11,7 +11,12 @@ TEST_CASE("bytes per element follow the storage width", "[dtype]") {
   CHECK(rsim::bytes_per_element(DType::fp8) == 1.0);
   CHECK(rsim::bytes_per_element(DType::int8) == 1.0);
   CHECK(rsim::bytes_per_element(DType::fp4) == 0.5);  // two values per byte
-  CHECK(rsim::bytes_per_element(DType::int4) == 0.5);
+  // Block scales count: NVFP4 one 1-byte E4M3 scale per 16 values: 0.5 + 1/16 = 0.5625
+  CHECK(rsim::bytes_per_element(DType::nvfp4) == 0.5625);
+  // MXFP4 one 1-byte E8M0 scale per 32 values: 0.5 + 1/32 = 0.53125
+  CHECK(rsim::bytes_per_element(DType::mxfp4) == 0.53125);
+  // int4 with one 2-byte fp16 scale per group of 128: 0.5 + 2/128 = 0.515625
+  CHECK(rsim::bytes_per_element(DType::int4) == 0.515625);
 }
 
 TEST_CASE("dtype and compute path names parse", "[dtype]") {

@@ -125,7 +125,7 @@ TEST_CASE("a plain decoder gets embedding, layers and a last-token LM head", "[g
 TEST_CASE("unfused attention is QKᵀ, softmax and AV with the scores through DRAM", "[graph]") {
   const auto path = rsim::test::source_path("scenarios/llama3_8b_h100.yaml");
   const auto unfused =
-      rsim::build_graph(rsim::load_scenario(path, {{{"fusion.attention", "unfused"}}}));
+      rsim::build_graph(rsim::load_scenario(path, {{{"fusion.attention", "unfused"}}, ""}));
   const auto fused = rsim::build_graph(rsim::load_scenario(path));
   double scores_flops = 0.0;
   double score_bytes = 0.0;

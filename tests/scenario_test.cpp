@@ -54,10 +54,10 @@ TEST_CASE("defaults: outputs and KV cache take the activation dtype", "[scenario
 
 TEST_CASE("command-line --set overrides are validated like the file's own values", "[scenario]") {
   const auto path = source_path("scenarios/llama3_8b_h100.yaml");
-  const auto scenario = rsim::load_scenario(path, {{{"workload.batch", "16"}}});
+  const auto scenario = rsim::load_scenario(path, {{{"workload.batch", "16"}}, ""});
   CHECK(scenario.workload.batch == 16);
   CHECK(error_of([&] {
-          rsim::load_scenario(path, {{{"workload.batch", "-1"}}});
+          rsim::load_scenario(path, {{{"workload.batch", "-1"}}, ""});
         }) ==
         "--set workload.batch: error: 'workload.batch': expected a whole number ≥ 1, got \"-1\"");
 }
@@ -70,7 +70,7 @@ TEST_CASE("each class of bad scenario input is a file:line:col error", "[scenari
   const std::vector<Case> cases{
       {"scenario_unknown_key.yaml",
        ":7:1: error: unknown key 'colour' (expected one of: name, hardware, mode, model, "
-       "workload, precision, fusion, reference)"},
+       "workload, precision, fusion, per_batch_weights, reference, variants)"},
       {"scenario_precision_missing.yaml",
        ":5:56: error: 'precision.compute': Google TPU v5e has no compute path 'fp8' (it has: bf16, "
        "int8, fp32)"},

@@ -67,6 +67,14 @@ void write_roofs_csv(std::ostream& out, const Roofs& roofs) {
   write_records(out, records);
 }
 
+void write_whatif_csv(std::ostream& out, const std::vector<RunResult>& runs) {
+  std::vector<nlohmann::ordered_json> records;
+  for (const RunResult& run : runs) {
+    records.push_back(variant_record(run, runs.front()));
+  }
+  write_records(out, records);
+}
+
 void write_matmul_csv(std::ostream& out, const MatmulResult& result) {
   write_records(out, {matmul_to_json(result)});
 }

@@ -13,5 +13,7 @@ void write_run_csv(std::ostream& out, const RunResult& result);
 void write_roofs_csv(std::ostream& out, const Roofs& roofs);
 /// A header and one row with the matmul's figures.
 void write_matmul_csv(std::ostream& out, const MatmulResult& result);
+/// One row per variant (baseline first).
+void write_whatif_csv(std::ostream& out, const std::vector<RunResult>& runs);
 
 }  // namespace rsim

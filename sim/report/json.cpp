@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/json.hpp"
 
+#include <filesystem>
+
 namespace rsim {
 namespace {
 
@@ -38,7 +40,59 @@ const Totals* stage_totals(const RunResult& result, const std::string& stage) {
   return nullptr;
 }
 
+Json precision_json(const Precision& precision) {
+  return Json{
+      {"policy", precision.policy},
+      {"weights", std::string(to_string(precision.weights))},
+      {"activations", std::string(to_string(precision.activations))},
+      {"outputs", std::string(to_string(precision.outputs))},
+      {"kv_cache", std::string(to_string(precision.kv_cache))},
+      {"compute", precision.compute},
+      {"fallback_from",
+       precision.requested_compute.empty() ? Json(nullptr) : Json(precision.requested_compute)}};
+}
+
+Json critical_batches_json(const RunResult& result) {
+  Json list = Json::array();
+  for (const GroupCritical& group : result.group_critical) {
+    list.push_back({{"stage", group.stage},
+                    {"group", group.group},
+                    {"tokens", critical_value(group.critical)}});
+  }
+  return list;
+}
+
 }  // namespace
+
+Json variant_record(const RunResult& run, const RunResult& baseline) {
+  const Scenario& scenario = run.scenario;
+  const Totals& totals = run.bounds.total;
+  Json record{{"variant", scenario.variant.empty() ? std::string("baseline") : scenario.variant},
+              {"hardware", std::filesystem::path(scenario.hardware.file).stem().string()},
+              {"mode", run.roofs.mode},
+              {"batch", scenario.workload.batch}};
+  const Json precision = precision_json(scenario.precision);
+  for (const auto& item : precision.items()) {
+    record[item.key()] = item.value();
+  }
+  record.update(totals_json(totals));
+  record["weights_bytes"] = run.footprint.weights.si();
+  record["kv_cache_bytes"] = run.footprint.kv_cache.si();
+  record["lower_vs_baseline"] = totals.t_lower / baseline.bounds.total.t_lower;
+  record["upper_vs_baseline"] = totals.t_upper / baseline.bounds.total.t_upper;
+  return record;
+}
+
+Json whatif_to_json(const std::vector<RunResult>& runs) {
+  Json variants = Json::array();
+  for (const RunResult& run : runs) {
+    Json entry = variant_record(run, runs.front());
+    entry["critical_batches"] = critical_batches_json(run);
+    variants.push_back(entry);
+  }
+  const Scenario& baseline = runs.front().scenario;
+  return Json{{"scenario", baseline.name}, {"file", baseline.file}, {"variants", variants}};
+}
 
 Json op_record(const Op& op, const OpCost& cost, const std::optional<CriticalBatch>& critical) {
   const auto count = static_cast<double>(op.count);
@@ -140,7 +194,6 @@ Json run_to_json(const RunResult& result) {
          {"lower_over_measured", totals.t_lower / reference.time},
          {"source", reference.source}});
   }
-  const Precision& precision = scenario.precision;
   return Json{
       {"scenario", scenario.name},
       {"file", scenario.file},
@@ -148,12 +201,13 @@ Json run_to_json(const RunResult& result) {
       {"mode", result.roofs.mode},
       {"model", scenario.model.name},
       {"workload", {{"phase", scenario.workload.phase}, {"batch", scenario.workload.batch}}},
-      {"precision",
-       {{"weights", std::string(to_string(precision.weights))},
-        {"activations", std::string(to_string(precision.activations))},
-        {"outputs", std::string(to_string(precision.outputs))},
-        {"kv_cache", std::string(to_string(precision.kv_cache))},
-        {"compute", precision.compute}}},
+      {"variant", scenario.variant.empty() ? Json(nullptr) : Json(scenario.variant)},
+      {"precision", precision_json(scenario.precision)},
+      {"per_batch_weights", scenario.per_batch_weights},
+      {"memory",
+       {{"weights_bytes", result.footprint.weights.si()},
+        {"kv_cache_bytes", result.footprint.kv_cache.si()}}},
+      {"critical_batches", critical_batches_json(result)},
       {"parameters",
        {{"total", result.parameters.total()},
         {"embedding", result.parameters.embedding},

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <numeric>
 
 namespace rsim {
@@ -47,7 +48,10 @@ void write_header(std::ostream& out, const RunResult& result) {
   for (ElementwiseKind kind : scenario.fusion.into_matmul) {
     fused.emplace_back(to_string(kind));
   }
-  out << fmt::format("{}  ({})\n\n", scenario.name, scenario.file);
+  out << fmt::format(
+      "{}{}  ({})\n\n", scenario.name,
+      scenario.variant.empty() ? std::string() : fmt::format(" — variant '{}'", scenario.variant),
+      scenario.file);
   out << fmt::format(
       "  hardware   {}, mode {}{}\n", roofs.hardware, roofs.mode,
       roofs.unified_memory ? " (unified memory: the CPU shares DRAM bandwidth)" : "");
@@ -181,7 +185,7 @@ std::string describe_critical(const std::optional<CriticalBatch>& critical) {
   }
   switch (critical->kind) {
     case CriticalBatch::Kind::at:
-      return fmt::format("{:.4g}", critical->tokens);
+      return format_count(critical->tokens);
     case CriticalBatch::Kind::always:
       return "always";
     case CriticalBatch::Kind::never:
@@ -202,6 +206,70 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
       seconds(total.t_lower), seconds(total.t_upper), to_string(total.bound),
       percent(std::max(total.t_math, total.t_mem) / (total.t_math + total.t_mem)),
       total.bound == Bound::compute ? "compute" : "memory");
+}
+
+void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
+  const RunResult& baseline = runs.front();
+  out << fmt::format("What if: {}  ({})\n\n", baseline.scenario.name, baseline.scenario.file);
+  TextTable table({{"variant", Align::left},
+                   {"hardware · mode", Align::left},
+                   {"precision (W/A/KV → path)", Align::left},
+                   {"batch"},
+                   {"ΣT_math"},
+                   {"ΣT_mem"},
+                   {"lower"},
+                   {"upper"},
+                   {"bound", Align::left},
+                   {"DRAM bytes"},
+                   {"weights"},
+                   {"KV cache"},
+                   {"lower vs base"}});
+  for (const RunResult& run : runs) {
+    const Scenario& scenario = run.scenario;
+    const Precision& precision = scenario.precision;
+    const Totals& totals = run.bounds.total;
+    std::string path = precision.compute;
+    if (!precision.requested_compute.empty()) {
+      path += fmt::format(" (fallback for {})", precision.requested_compute);
+    }
+    std::string dtypes =
+        fmt::format("{}/{}/{} → {}", to_string(precision.weights), to_string(precision.activations),
+                    to_string(precision.kv_cache), path);
+    if (!scenario.per_batch_weights.empty()) {
+      dtypes += fmt::format(", per-batch {}", fmt::join(scenario.per_batch_weights, "+"));
+    }
+    table.add_row(
+        {scenario.variant.empty() ? "baseline" : scenario.variant,
+         fmt::format("{} · {}", std::filesystem::path(scenario.hardware.file).stem().string(),
+                     run.roofs.mode),
+         dtypes, fmt::format("{}", scenario.workload.batch), seconds(totals.t_math),
+         seconds(totals.t_mem), seconds(totals.t_lower), seconds(totals.t_upper),
+         std::string(to_string(totals.bound)), bytes(totals.bytes), bytes(run.footprint.weights),
+         bytes(run.footprint.kv_cache),
+         fmt::format("{:.3g}×", totals.t_lower / baseline.bounds.total.t_lower)});
+  }
+  table.print(out, "  ");
+  out << "\nCritical token batch per matmul group (the group's Σ FLOPs / Σ bytes meets the ridge;\n"
+         "never: its intensity cannot reach it; tokens = batch × the stage's tokens)\n";
+  std::vector<TextTable::Column> columns{{"stage/group", Align::left}};
+  for (const RunResult& run : runs) {
+    columns.push_back({run.scenario.variant.empty() ? "baseline" : run.scenario.variant});
+  }
+  TextTable groups(columns);
+  for (const GroupCritical& group : baseline.group_critical) {
+    std::vector<std::string> row{group.stage + "/" + group.group};
+    for (const RunResult& run : runs) {
+      std::string cell = "-";
+      for (const GroupCritical& other : run.group_critical) {
+        if (other.stage == group.stage && other.group == group.group) {
+          cell = describe_critical(other.critical);
+        }
+      }
+      row.push_back(cell);
+    }
+    groups.add_row(row);
+  }
+  groups.print(out, "  ");
 }
 
 void write_roofs_text(std::ostream& out, const Roofs& roofs) {

@@ -14,6 +14,8 @@ struct TextOptions {
 
 /// The human report of a run: header, stage table, top ops, references.
 void write_run_text(std::ostream& out, const RunResult& result, const TextOptions& options = {});
+/// The baseline and its variants side by side, with the critical batch of each matmul group.
+void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs);
 /// Peaks, bandwidths and the ridge of every (path, tier) pair.
 void write_roofs_text(std::ostream& out, const Roofs& roofs);
 /// One matmul: FLOPs, bytes, intensity, times, bound, critical batch.

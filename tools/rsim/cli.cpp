@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -80,16 +82,28 @@ Roofs load_roofs(const std::string& hardware, const RoofOptions& options) {
   return resolve_roofs(spec, options.mode, parse_overrides(options));
 }
 
-struct RunOptions {
+struct ScenarioOptions {
   std::string scenario;
   RoofOptions roofs;
   std::vector<std::string> sets;
-  std::string explain;
-  std::size_t top = 15;
+  std::string precision;
+  std::string variant;
 };
 
-int run_command(const RunOptions& options, std::ostream& out) {
+void add_scenario_options(CLI::App& command, ScenarioOptions& options) {
+  command.add_option("SCENARIO", options.scenario, "Scenario YAML file")->required();
+  add_roof_options(command, options.roofs);
+  command.add_option("--set", options.sets,
+                     "Override a scenario key before validation: KEY.PATH=VALUE, e.g. "
+                     "workload.batch=8");
+  command.add_option("--precision", options.precision,
+                     "Use a precision policy: bf16, fp16, int8_weights, int8, fp8, fp4, nvfp4, "
+                     "int4_weights");
+}
+
+ScenarioOverrides scenario_overrides(const ScenarioOptions& options) {
   ScenarioOverrides overrides;
+  overrides.variant = options.variant;
   for (const std::string& text : options.sets) {
     const std::size_t equals = text.find('=');
     if (equals == std::string::npos || equals == 0) {
@@ -97,10 +111,27 @@ int run_command(const RunOptions& options, std::ostream& out) {
     }
     overrides.sets.emplace_back(text.substr(0, equals), text.substr(equals + 1));
   }
-  Scenario scenario = load_scenario(options.scenario, overrides);
-  const std::string mode = options.roofs.mode.empty() ? scenario.mode : options.roofs.mode;
-  Roofs roofs = resolve_roofs(scenario.hardware, mode, parse_overrides(options.roofs));
-  const RunResult result = analyze(std::move(scenario), std::move(roofs));
+  if (!options.precision.empty()) {
+    overrides.sets.emplace_back("precision", options.precision);
+  }
+  return overrides;
+}
+
+RunResult run_scenario(Scenario scenario, const ScenarioOptions& options) {
+  Roofs roofs = scenario_roofs(scenario, options.roofs.mode, parse_overrides(options.roofs));
+  return analyze(std::move(scenario), std::move(roofs));
+}
+
+struct RunOptions {
+  ScenarioOptions scenario;
+  std::string explain;
+  std::size_t top = 15;
+};
+
+int run_command(const RunOptions& options, std::ostream& out) {
+  const RunResult result =
+      run_scenario(load_scenario(options.scenario.scenario, scenario_overrides(options.scenario)),
+                   options.scenario);
   if (!options.explain.empty()) {
     bool found = false;
     for (OpGraph::Vertex vertex : result.table.order) {
@@ -122,12 +153,36 @@ int run_command(const RunOptions& options, std::ostream& out) {
     }
     return kExitOk;
   }
-  if (options.roofs.format == "json") {
+  if (options.scenario.roofs.format == "json") {
     out << run_to_json(result).dump(2) << '\n';
-  } else if (options.roofs.format == "csv") {
+  } else if (options.scenario.roofs.format == "csv") {
     write_run_csv(out, result);
   } else {
     write_run_text(out, result, TextOptions{options.top});
+  }
+  return kExitOk;
+}
+
+int whatif_command(const ScenarioOptions& options, std::ostream& out) {
+  std::vector<Scenario> scenarios;
+  if (options.variant.empty()) {
+    scenarios = load_scenario_variants(options.scenario, scenario_overrides(options));
+  } else {
+    ScenarioOptions baseline = options;
+    baseline.variant.clear();
+    scenarios.push_back(load_scenario(options.scenario, scenario_overrides(baseline)));
+    scenarios.push_back(load_scenario(options.scenario, scenario_overrides(options)));
+  }
+  std::vector<RunResult> runs;
+  for (Scenario& scenario : scenarios) {
+    runs.push_back(run_scenario(std::move(scenario), options));
+  }
+  if (options.roofs.format == "json") {
+    out << whatif_to_json(runs).dump(2) << '\n';
+  } else if (options.roofs.format == "csv") {
+    write_whatif_csv(out, runs);
+  } else {
+    write_whatif_text(out, runs);
   }
   return kExitOk;
 }
@@ -199,14 +254,18 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
   RunOptions run_options;
   CLI::App* run = app.add_subcommand("run", "Cost a scenario op by op against its roofs");
-  run->add_option("SCENARIO", run_options.scenario, "Scenario YAML file")->required();
-  add_roof_options(*run, run_options.roofs);
-  run->add_option("--set", run_options.sets,
-                  "Override a scenario key before validation: KEY.PATH=VALUE, e.g. "
-                  "workload.batch=8");
+  add_scenario_options(*run, run_options.scenario);
+  run->add_option("--variant", run_options.scenario.variant, "Run one of the scenario's variants");
   run->add_option("--explain", run_options.explain,
                   "Print one op's formulas with the numbers put in (e.g. prefix/layer/qkv_proj)");
   run->add_option("--top", run_options.top, "Rows in the top-ops table (0 = all)");
+
+  ScenarioOptions whatif_options;
+  CLI::App* whatif = app.add_subcommand(
+      "whatif", "Put a scenario's variants (precision, mode, batch, roofs) beside its baseline");
+  add_scenario_options(*whatif, whatif_options);
+  whatif->add_option("--variant", whatif_options.variant,
+                     "Compare one variant with the baseline (default: all)");
 
   std::string roofs_hardware;
   RoofOptions roofs_options;
@@ -237,10 +296,11 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_roof_options(*matmul, matmul_options.roofs);
 
   const std::string first = argc > 1 ? argv[1] : "";
-  if (!first.empty() && first[0] != '-' && first != "run" && first != "roofs" &&
-      first != "matmul") {
-    err << fmt::format(
-        "rsim: unknown command '{}' (commands: run, roofs, matmul); see rsim --help\n", argv[1]);
+  constexpr std::array<std::string_view, 4> kCommands{"run", "whatif", "roofs", "matmul"};
+  if (!first.empty() && first[0] != '-' &&
+      std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
+    err << fmt::format("rsim: unknown command '{}' (commands: {}); see rsim --help\n", first,
+                       fmt::join(kCommands, ", "));
     return kExitInput;
   }
   try {
@@ -259,6 +319,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     }
     if (*roofs) {
       return roofs_command(roofs_hardware, roofs_options, out);
+    }
+    if (*whatif) {
+      return whatif_command(whatif_options, out);
     }
     return matmul_command(matmul_options, out);
   } catch (const InputError& error) {
