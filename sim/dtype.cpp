@@ -67,6 +67,10 @@ std::vector<std::string_view> dtype_names() {
   return names;
 }
 
+std::string_view default_compute_path(DType dtype) {
+  return dtype == DType::mxfp4 || dtype == DType::nvfp4 ? "fp4" : to_string(dtype);
+}
+
 std::optional<DType> compute_path_dtype(std::string_view path_name) {
   if (path_name.size() > kSparseSuffix.size() &&
       path_name.substr(path_name.size() - kSparseSuffix.size()) == kSparseSuffix) {

@@ -25,6 +25,9 @@ std::optional<DType> parse_dtype(std::string_view name);
 /// Every dtype name, in declaration order (for help text and error messages).
 std::vector<std::string_view> dtype_names();
 
+/// The compute path a dtype runs on by default: its own name, "fp4" for mxfp4 and nvfp4.
+std::string_view default_compute_path(DType dtype);
+
 /// A compute path name is a dtype name, optionally with "_sparse" (2:4 structured sparsity):
 /// "fp8", "fp8_sparse". Returns the dtype it computes in, or nullopt if malformed.
 std::optional<DType> compute_path_dtype(std::string_view path_name);

@@ -95,6 +95,12 @@ TEST_CASE("rsim matmul prints the scaling book's keys", "[cli]") {
                 "--dtype", "int8", "--per-batch-weights", "--format", "json"})
           .out);
   CHECK(per_batch["critical_batch"].is_null());  // never compute-bound
+  // --precision int8_weights is --dtype bf16 --weights int8: the same bytes as above
+  const auto policy = nlohmann::json::parse(
+      rsim_cli({"matmul", "--hardware", "tpu_v5e", "--b", "512", "--d", "8192", "--f", "8192",
+                "--precision", "int8_weights", "--format", "json"})
+          .out);
+  CHECK(policy["bytes"].get<double>() == Approx(83'886'080.0));
 }
 
 TEST_CASE("rsim roofs prints peaks, bandwidths and ridges", "[cli]") {

@@ -3,6 +3,7 @@
 
 #include "run_fixture.hpp"
 #include "sim/error.hpp"
+#include "sim/precision.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -95,4 +96,32 @@ TEST_CASE("an op on a compute path the hardware lacks is an input error", "[cost
   const auto op = matmul(1, 16, 16, DType::fp8, DType::fp8, DType::fp8, "fp8");
   CHECK_THROWS_AS(rsim::cost_op(op, v5e), rsim::InputError);
   CHECK_THROWS_WITH(rsim::cost_op(op, v5e), Catch::Contains("compute path 'fp8'"));
+}
+
+TEST_CASE("bytes and intensity of every precision policy on one matmul", "[cost][precision]") {
+  // X[256, 4096] · W[4096, 4096] → [256, 4096]: BD = BF = 1,048,576 and DF = 16,777,216 elements;
+  // FLOPs 2 · 256 · 4096² = 8,589,934,592 whatever the policy.
+  struct Case {
+    std::string policy;
+    double bytes;  // s_x·BD + s_w·DF + s_o·BF
+  };
+  const std::vector<Case> cases{
+      {"bf16", 37'748'736.0},          // 2 · (BD + DF + BF)
+      {"fp16", 37'748'736.0},          // 2 · (BD + DF + BF)
+      {"int8_weights", 20'971'520.0},  // 2BD + DF + 2BF
+      {"int8", 18'874'368.0},          // BD + DF + BF
+      {"fp8", 18'874'368.0},           // BD + DF + BF
+      {"fp4", 10'027'008.0},           // 0.53125 · (BD + DF + BF), MXFP4 scales included
+      {"nvfp4", 10'616'832.0},         // 0.5625 · (BD + DF + BF), NVFP4 scales included
+      {"int4_weights", 12'845'056.0},  // 2BD + 0.515625 · DF + 2BF
+  };
+  for (const Case& test : cases) {
+    INFO(test.policy);
+    const auto precision = *rsim::precision_preset(test.policy);
+    const auto op = matmul(256, 4096, 4096, precision.activations, precision.weights,
+                           precision.outputs, precision.compute);
+    CHECK(rsim::op_bytes(op).si() == Approx(test.bytes));
+    CHECK(rsim::op_flops(op).si() / rsim::op_bytes(op).si() ==
+          Approx(8'589'934'592.0 / test.bytes));
+  }
 }

@@ -193,7 +193,8 @@ struct MatmulOptions {
   std::int64_t batch = 0;
   std::int64_t contract = 0;
   std::int64_t out = 0;
-  std::string dtype = "bf16";
+  std::string precision;
+  std::string dtype;
   std::string weights;
   std::string output;
   std::string compute;
@@ -214,11 +215,27 @@ int matmul_command(const MatmulOptions& options, std::ostream& out) {
   shape.batch = options.batch;
   shape.contract = options.contract;
   shape.out = options.out;
-  shape.input = dtype_option("--dtype", options.dtype);
+  // A policy sets every dtype and the path; --dtype alone sets all three dtypes (bf16 default);
+  // --weights, --out and --compute override either.
+  Precision precision = *precision_preset("bf16");
+  if (!options.precision.empty()) {
+    const auto preset = precision_preset(options.precision);
+    if (!preset) {
+      throw InputError(fmt::format("--precision {}: no such policy", options.precision));
+    }
+    precision = *preset;
+  }
+  if (!options.dtype.empty()) {
+    precision.activations = dtype_option("--dtype", options.dtype);
+    precision.weights = precision.activations;
+    precision.outputs = precision.activations;
+    precision.compute = std::string(default_compute_path(precision.activations));
+  }
+  shape.input = precision.activations;
   shape.weights =
-      options.weights.empty() ? shape.input : dtype_option("--weights", options.weights);
-  shape.output = options.output.empty() ? shape.input : dtype_option("--out", options.output);
-  shape.compute_path = options.compute.empty() ? options.dtype : options.compute;
+      options.weights.empty() ? precision.weights : dtype_option("--weights", options.weights);
+  shape.output = options.output.empty() ? precision.outputs : dtype_option("--out", options.output);
+  shape.compute_path = options.compute.empty() ? precision.compute : options.compute;
   shape.per_batch_weights = options.per_batch_weights;
   const MatmulResult result = analyze_matmul(shape, load_roofs(options.hardware, options.roofs));
   if (options.roofs.format == "json") {
@@ -286,7 +303,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   matmul->add_option("--f", matmul_options.out, "Output width F")
       ->required()
       ->check(CLI::PositiveNumber);
-  matmul->add_option("--dtype", matmul_options.dtype, "Activation dtype (default bf16)");
+  matmul->add_option("--precision", matmul_options.precision,
+                     "A precision policy for all dtypes and the path (e.g. int8_weights)");
+  matmul->add_option("--dtype", matmul_options.dtype,
+                     "Dtype of X, W and the output (default bf16)");
   matmul->add_option("--weights", matmul_options.weights, "Weight dtype (default: --dtype)");
   matmul->add_option("--out", matmul_options.output, "Output dtype (default: --dtype)");
   matmul->add_option("--compute", matmul_options.compute,
