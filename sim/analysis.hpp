@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sim/bounds.hpp"
+#include "sim/collectives.hpp"
 #include "sim/cost.hpp"
 #include "sim/graph.hpp"
 #include "sim/hardware.hpp"
@@ -49,14 +50,61 @@ RunResult analyze(Scenario scenario, Roofs roofs);
 Roofs scenario_roofs(const Scenario& scenario, std::string_view mode,
                      const RoofOverrides& extra = {});
 
-/// One X[B,D]·W[D,F] matmul on one device (`rsim matmul`).
-struct MatmulResult {
-  Roofs roofs;
-  Op op;
-  OpCost cost;
-  std::optional<CriticalBatch> critical;
+/// Which dimension of X[B,D]·W[D,F] a matmul is split over across devices.
+enum class MatmulSharding {
+  none,      ///< one device
+  contract,  ///< D: X[B, D_X]·W[D_X, F] → partial sums, all-reduced (scaling book case 3)
+  batch,     ///< B: X[B_X, D]·W[D, F] → [B_X, F], no communication (case 1)
+  out,       ///< F: X[B, D]·W[D, F_X] → [B, F_X], no communication (case 1)
+};
+std::optional<MatmulSharding> parse_matmul_sharding(std::string_view name);  ///< d, batch, f
+std::string_view to_string(MatmulSharding sharding);
+
+/// The devices and the split of a `rsim matmul`.
+struct MatmulPlan {
+  std::int64_t devices = 1;
+  MatmulSharding shard = MatmulSharding::none;
+  std::string network;                ///< the tier the devices talk over
+  bool in_network_reduction = false;  ///< all-reduce in the switch (SHARP), where it can
 };
 
-MatmulResult analyze_matmul(const MatmulShape& shape, Roofs roofs);
+/// One X[B,D]·W[D,F] matmul, on one device or split over several (`rsim matmul`).
+struct MatmulResult {
+  Roofs roofs;
+  MatmulShape global;  ///< the whole matmul
+  MatmulPlan plan;
+  Op op;                                  ///< the per-device matmul
+  OpCost cost;                            ///< per device: T_math and T_mem
+  std::optional<CriticalBatch> critical;  ///< per-device token batch meeting the memory ridge
+  std::optional<Collective> collective;   ///< the communication the split needs
+  std::optional<CollectiveCost> collective_cost;
+  Seconds t_net;
+  Seconds t_lower;  ///< max(T_math, T_mem, T_net)
+  Seconds t_upper;  ///< T_math + T_mem + T_net
+  Bound bound = Bound::memory;
+  /// D-sharding only: the model width above which T_math exceeds T_net (the network roof):
+  /// T_math ∝ D while the all-reduced partial sums do not grow with D, so D* = D · T_net / T_math.
+  std::optional<double> critical_d;
+};
+
+MatmulResult analyze_matmul(const MatmulShape& shape, Roofs roofs, const MatmulPlan& plan = {});
+
+/// One collective on one network tier (`rsim collective`).
+struct CollectiveResult {
+  std::string hardware;
+  NetworkTier tier;
+  Collective collective;  ///< as costed: wraparound resolved against the tier
+  CollectiveCost cost;
+};
+
+/// Costs a collective on the named tier. A torus axis has wraparound links only at the tier's
+/// wraparound size, so `collective.wraparound` is kept only where every axis has it.
+/// InputError if the tier does not exist.
+CollectiveResult analyze_collective(Collective collective, std::string_view network,
+                                    const Roofs& roofs);
+
+/// The tier of that name, or an InputError listing the tiers (`flag` names the option).
+const NetworkTier& require_network(const Roofs& roofs, std::string_view network,
+                                   std::string_view flag);
 
 }  // namespace rsim

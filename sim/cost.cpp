@@ -67,7 +67,17 @@ std::string tensor_term(const Tensor& tensor) {
 
 }  // namespace
 
-std::string_view to_string(Bound bound) { return bound == Bound::compute ? "compute" : "memory"; }
+std::string_view to_string(Bound bound) {
+  switch (bound) {
+    case Bound::compute:
+      return "compute";
+    case Bound::memory:
+      return "memory";
+    case Bound::network:
+      return "network";
+  }
+  return "unknown";
+}
 
 Flops op_flops(const Op& op) {
   switch (op.kind) {

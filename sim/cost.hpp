@@ -13,8 +13,8 @@
 
 namespace rsim {
 
-/// Which roof holds an op: its compute path or its main-memory tier.
-enum class Bound { compute, memory };
+/// Which roof holds an op: its compute path, its main-memory tier or its network tier.
+enum class Bound { compute, memory, network };
 std::string_view to_string(Bound bound);
 
 /// The cost of one instance of an op against the roofs (multiply by Op::count for all).

@@ -93,6 +93,55 @@ MemoryTier parse_memory_tier(const ConfigNode::Entry& entry) {
   return tier;
 }
 
+constexpr std::array<std::string_view, 4> kNetworkTiers{"nvlink", "ib", "ici", "dcn"};
+
+struct TopologyName {
+  Topology topology;
+  std::string_view name;
+};
+constexpr std::array kTopologyNames{
+    TopologyName{Topology::torus, "torus"},
+    TopologyName{Topology::switched, "switch"},
+    TopologyName{Topology::fat_tree, "fat_tree"},
+};
+
+NetworkTier parse_network_tier(const ConfigNode::Entry& entry) {
+  const ConfigNode& node = entry.value;
+  node.allow_only({"topology", "bandwidth", "devices", "wraparound_size", "hop_latency",
+                   "in_network_reduction", "source", "derived"});
+  if (!contains(kNetworkTiers, entry.key)) {
+    throw ConfigError(entry.key_mark,
+                      fmt::format("'{}': unknown network tier (expected one of: {})", node.path(),
+                                  fmt::join(kNetworkTiers, ", ")));
+  }
+  NetworkTier tier;
+  tier.name = entry.key;
+  const std::string topology = node.at("topology").as_choice({"torus", "switch", "fat_tree"});
+  for (const TopologyName& known : kTopologyNames) {
+    if (known.name == topology) {
+      tier.topology = known.topology;
+    }
+  }
+  tier.bandwidth = BytesPerSecond(node.at("bandwidth").as_quantity(Dimension::byte_rate));
+  if (const ConfigNode* devices = node.find("devices")) {
+    tier.devices = devices->as_positive_int();
+  }
+  if (const ConfigNode* wraparound = node.find("wraparound_size")) {
+    if (tier.topology != Topology::torus) {
+      wraparound->fail("only a torus has wraparound links");
+    }
+    tier.wraparound_size = wraparound->as_positive_int();
+  }
+  if (const ConfigNode* latency = node.find("hop_latency")) {
+    tier.hop_latency = Seconds(latency->as_quantity(Dimension::seconds));
+  }
+  if (const ConfigNode* reduction = node.find("in_network_reduction")) {
+    tier.in_network_reduction = reduction->as_bool();
+  }
+  tier.provenance = parse_provenance(node);
+  return tier;
+}
+
 HardwareMode parse_mode(const ConfigNode::Entry& entry, const HardwareSpec& spec) {
   const ConfigNode& node = entry.value;
   node.allow_only({"clock", "peaks", "bandwidths", "source"});
@@ -166,6 +215,15 @@ void parse_modes(const ConfigNode& document, HardwareSpec& spec) {
 
 }  // namespace
 
+std::string_view to_string(Topology topology) {
+  for (const TopologyName& known : kTopologyNames) {
+    if (known.topology == topology) {
+      return known.name;
+    }
+  }
+  return "unknown";
+}
+
 std::string_view to_string(ComputeUnit unit) {
   for (const UnitName& known : kUnitNames) {
     if (known.unit == unit) {
@@ -177,7 +235,7 @@ std::string_view to_string(ComputeUnit unit) {
 
 HardwareSpec parse_hardware(const ConfigNode& document) {
   document.allow_only({"name", "source", "clock", "unified_memory", "vector_path", "compute",
-                       "memory", "modes", "default_mode"});
+                       "memory", "network", "modes", "default_mode"});
   HardwareSpec spec;
   spec.file = document.mark().file;
   spec.name = document.at("name").as_string();
@@ -211,6 +269,11 @@ HardwareSpec parse_hardware(const ConfigNode& document) {
   if (!spec.memory.front().bandwidth) {
     memory.at(spec.memory.front().name).fail("main memory needs a 'bandwidth'");
   }
+  if (const ConfigNode* network = document.find("network")) {
+    for (const ConfigNode::Entry& entry : network->entries()) {
+      spec.network.push_back(parse_network_tier(entry));
+    }
+  }
   parse_modes(document, spec);
   return spec;
 }
@@ -223,6 +286,15 @@ const ComputePath* Roofs::find_path(std::string_view name) const {
   for (const ComputePath& path : compute) {
     if (path.name == name) {
       return &path;
+    }
+  }
+  return nullptr;
+}
+
+const NetworkTier* Roofs::find_network(std::string_view name) const {
+  for (const NetworkTier& tier : network) {
+    if (tier.name == name) {
+      return &tier;
     }
   }
   return nullptr;
@@ -262,8 +334,8 @@ Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode_name,
     throw InputError(fmt::format("{}: no mode '{}' (modes: {})", spec.file, mode_name,
                                  fmt::join(mode_names, ", ")));
   }
-  Roofs roofs{spec.name,        mode->name,   spec.unified_memory,
-              spec.vector_path, spec.compute, spec.memory};
+  Roofs roofs{spec.name,    mode->name,  spec.unified_memory, spec.vector_path,
+              spec.compute, spec.memory, spec.network};
   // peak(mode) = explicit figure, else peak(base) × f_mode / f_base (specs.md §1c).
   for (ComputePath& path : roofs.compute) {
     if (mode->clock) {
@@ -302,9 +374,21 @@ Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode_name,
       tier = candidate.name == name ? &candidate : tier;
       tier_names.push_back(candidate.name);
     }
+    bool network_tier = false;
+    for (NetworkTier& candidate : roofs.network) {
+      if (candidate.name == name) {
+        candidate.bandwidth = bandwidth;
+        network_tier = true;
+      }
+      tier_names.push_back(candidate.name);
+    }
+    if (network_tier) {
+      continue;
+    }
     if (tier == nullptr) {
-      throw InputError(fmt::format("--bandwidth {}: {} has no memory tier '{}' (tiers: {})", name,
-                                   spec.name, name, fmt::join(tier_names, ", ")));
+      throw InputError(
+          fmt::format("--bandwidth {}: {} has no memory or network tier '{}' (tiers: {})", name,
+                      spec.name, name, fmt::join(tier_names, ", ")));
     }
     tier->bandwidth = bandwidth;
   }

@@ -45,6 +45,28 @@ struct MemoryTier {
   Provenance provenance;
 };
 
+/// How a network tier connects devices.
+enum class Topology {
+  torus,     ///< per-axis rings of point-to-point links (TPU ICI); wraparound only at full size
+  switched,  ///< every device has `bandwidth` of egress into a switch (NVLink/NVSwitch)
+  fat_tree,  ///< full-bisection switched scale-out (InfiniBand, DCN): like a switch
+};
+std::string_view to_string(Topology topology);
+
+/// One level of the interconnect: NVLink, InfiniBand, TPU ICI, DCN.
+struct NetworkTier {
+  std::string name;  ///< nvlink, ib, ici, dcn
+  Topology topology = Topology::switched;
+  /// One direction. Torus: per link (a device has two links per axis, one each way, so an axis
+  /// carries 2 × this both ways); switched / fat tree: per device egress.
+  BytesPerSecond bandwidth;
+  std::int64_t devices = 0;            ///< devices one domain of this tier spans (0: unbounded)
+  std::int64_t wraparound_size = 0;    ///< torus: axes of this size have wraparound links
+  std::optional<Seconds> hop_latency;  ///< per hop or ring step; absent: bandwidth term only
+  bool in_network_reduction = false;   ///< the switch can reduce (NVLink SHARP)
+  Provenance provenance;
+};
+
 /// A power/clock mode: explicit peaks and bandwidths, else peaks scaled by clock / base clock.
 struct HardwareMode {
   std::string name;
@@ -64,6 +86,7 @@ struct HardwareSpec {
   std::string vector_path;  ///< compute path that runs elementwise ops (norms, activations)
   std::vector<ComputePath> compute;
   std::vector<MemoryTier> memory;
+  std::vector<NetworkTier> network;
   std::vector<HardwareMode> modes;
   std::string default_mode;
 };
@@ -71,7 +94,7 @@ struct HardwareSpec {
 /// Command-line or scenario overrides of peaks and bandwidths (applied after the mode).
 struct RoofOverrides {
   std::vector<std::pair<std::string, FlopsPerSecond>> peaks;
-  std::vector<std::pair<std::string, BytesPerSecond>> bandwidths;
+  std::vector<std::pair<std::string, BytesPerSecond>> bandwidths;  ///< memory or network tiers
 };
 
 /// The roofs of one hardware in one mode: what every cost is measured against.
@@ -82,8 +105,10 @@ struct Roofs {
   std::string vector_path;
   std::vector<ComputePath> compute;
   std::vector<MemoryTier> memory;
+  std::vector<NetworkTier> network;
 
   [[nodiscard]] const ComputePath* find_path(std::string_view name) const;
+  [[nodiscard]] const NetworkTier* find_network(std::string_view name) const;
   [[nodiscard]] const MemoryTier* find_tier(std::string_view name) const;
   /// The outermost tier (DRAM/HBM): the one every operand is read from once.
   [[nodiscard]] const MemoryTier& main_memory() const { return memory.front(); }

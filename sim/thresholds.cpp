@@ -29,7 +29,14 @@ std::vector<Ridge> ridges(const Roofs& roofs) {
       continue;
     }
     for (const ComputePath& path : roofs.compute) {
-      result.push_back({path.name, tier.name, ridge(path.peak, *tier.bandwidth)});
+      result.push_back(
+          {path.name, tier.name, false, *tier.bandwidth, ridge(path.peak, *tier.bandwidth)});
+    }
+  }
+  for (const NetworkTier& tier : roofs.network) {
+    for (const ComputePath& path : roofs.compute) {
+      result.push_back(
+          {path.name, tier.name, true, tier.bandwidth, ridge(path.peak, tier.bandwidth)});
     }
   }
   return result;

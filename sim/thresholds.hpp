@@ -14,10 +14,14 @@ namespace rsim {
 struct Ridge {
   std::string path;
   std::string tier;
+  bool network = false;  ///< a network tier (its one-way link or per-device bandwidth)
+  BytesPerSecond bandwidth;
   double flops_per_byte = 0.0;  ///< peak FLOP/s / bandwidth B/s
 };
 
-/// Every (compute path, memory tier with a bandwidth) ridge of the roofs.
+/// Every (compute path, memory tier with a bandwidth) ridge of the roofs, then every (compute
+/// path, network tier) ridge against the tier's one-way bandwidth (v5e ICI: 1.97e14 / 4.5e10 =
+/// 4377, the scaling book's network roofline example).
 std::vector<Ridge> ridges(const Roofs& roofs);
 
 /// Where a matmul's main-memory intensity meets the ridge as its token batch grows.

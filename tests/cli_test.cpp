@@ -110,8 +110,8 @@ TEST_CASE("rsim roofs prints peaks, bandwidths and ridges", "[cli]") {
   CHECK_THAT(outcome.out, Catch::Contains("1667"));  // 455e12 / 273e9
   const auto csv = rsim_cli({"roofs", "tpu_v5e", "--format", "csv"});
   CHECK(csv.out.rfind(
-            "path,unit,peak_flops_per_s,tier,bandwidth_bytes_per_s,ridge_flops_per_byte\n", 0) ==
-        0);
+            "path,unit,peak_flops_per_s,tier,kind,bandwidth_bytes_per_s,ridge_flops_per_byte\n",
+            0) == 0);
 }
 
 TEST_CASE("the --help option works on every command and exits 0", "[cli]") {
@@ -150,7 +150,8 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
        "--dtype fp9: expected one of"},
       {{"matmul", "--hardware", "tpu_v5e", "--b", "0", "--d", "8", "--f", "8"}, "--b"},
       {{"run", scenario("pi05_thor"), "--format", "xml"}, "--format"},
-      {{"frobnicate"}, "unknown command 'frobnicate' (commands: run, whatif, roofs, matmul)"},
+      {{"frobnicate"},
+       "unknown command 'frobnicate' (commands: run, whatif, roofs, matmul, collective)"},
   };
   for (const Case& test : cases) {
     INFO(test.args.front() << " " << (test.args.size() > 1 ? test.args[1] : ""));
@@ -203,4 +204,59 @@ TEST_CASE("rsim run takes --variant and --precision", "[cli][whatif]") {
   const auto unknown = rsim_cli({"whatif", scenario("pi05_thor"), "--variant", "fp2"});
   CHECK(unknown.code == 2);
   CHECK_THAT(unknown.err, Catch::Contains("no variant 'fp2'"));
+}
+
+TEST_CASE("rsim collective and the sharded rsim matmul", "[cli][collectives]") {
+  const auto gather = nlohmann::json::parse(
+      rsim_cli({"collective", "--hardware", "tpu_v5e", "--op", "all-gather", "--bytes", "33554432",
+                "--devices", "4", "--network", "ici", "--format", "json"})
+          .out);
+  // An axis of 4 has no wraparound on v5e: 3 hops × 8,388,608 B / 4.5e10 = 559.2 µs.
+  CHECK(gather["wraparound"] == false);
+  CHECK(gather["hops"] == 3);
+  CHECK(gather["t_s"].get<double>() == Approx(3 * 8'388'608.0 / 4.5e10));
+  CHECK(gather["latency_bound"] == false);
+  // A full 16-chip axis wraps around: V / W_bidi = 33,554,432 / 9e10.
+  const auto full = nlohmann::json::parse(
+      rsim_cli({"collective", "--hardware", "tpu_v5e", "--op", "all-gather", "--bytes", "32 MiB",
+                "--devices", "16", "--network", "ici", "--format", "json"})
+          .out);
+  CHECK(full["wraparound"] == true);
+  CHECK(full["t_s"].get<double>() == Approx(33'554'432.0 / 9e10));
+  const auto sharded = nlohmann::json::parse(
+      rsim_cli({"matmul", "--hardware", "tpu_v5e", "--b", "512", "--d", "8192", "--f", "8192",
+                "--devices", "2", "--shard", "d", "--network", "ici", "--format", "json"})
+          .out);
+  // all-reduce of the bf16 [512, 8192] partial sums over 2 chips: 2BF / 4.5e10
+  CHECK(sharded["t_net_s"].get<double>() == Approx(2.0 * 512 * 8192 / 4.5e10));
+  CHECK(sharded["collective"]["kind"] == "all-reduce");
+  CHECK(sharded["critical_d"].get<double>() == Approx(2 * 1.97e14 / 4.5e10));
+}
+
+TEST_CASE("network input errors exit 2", "[cli][collectives]") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"collective", "--hardware", "thor_t5000", "--op", "all-gather", "--bytes", "1e6",
+        "--devices", "2", "--network", "nvlink"},
+       "NVIDIA Jetson AGX Thor T5000 has no network tier 'nvlink' (tiers: none)"},
+      {{"collective", "--hardware", "h100_sxm", "--op", "all-gather", "--bytes", "1e6", "--devices",
+        "16", "--network", "nvlink"},
+       "16 devices exceed the nvlink domain of 8 devices"},
+      {{"collective", "--hardware", "h100_sxm", "--op", "broadcast", "--bytes", "1e6", "--devices",
+        "8", "--network", "nvlink"},
+       "--op broadcast: expected"},
+      {{"collective", "--hardware", "tpu_v5e", "--op", "all-gather", "--bytes", "1e6", "--devices",
+        "12", "--network", "ici", "--axes", "2"},
+       "--devices 12 is not the size of 2 equal axes"},
+      {{"matmul", "--hardware", "tpu_v5e", "--b", "8", "--d", "1000", "--f", "8", "--devices", "3",
+        "--shard", "d", "--network", "ici"},
+       "D = 1000 does not divide over 3 devices"},
+      {{"matmul", "--hardware", "tpu_v5e", "--b", "8", "--d", "8", "--f", "8", "--devices", "2",
+        "--shard", "d"},
+       "--devices > 1 needs --network"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const auto outcome = rsim_cli(args);
+    CHECK(outcome.code == 2);
+    CHECK_THAT(outcome.err, Catch::Contains(expected));
+  }
 }

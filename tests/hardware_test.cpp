@@ -80,8 +80,16 @@ TEST_CASE("TPU v5e and H100 ridges match seed 004", "[hardware][seed004]") {
 
 TEST_CASE("ridges cover every path against every tier with a bandwidth", "[hardware]") {
   const auto v5e = roofs_of("tpu_v5e");
-  // 3 paths × 2 tiers with bandwidth (hbm, vmem)
-  CHECK(rsim::ridges(v5e).size() == 6);
+  // 3 paths × (2 memory tiers with a bandwidth: hbm, vmem + 2 network tiers: ici, dcn)
+  const auto v5e_ridges = rsim::ridges(v5e);
+  CHECK(v5e_ridges.size() == 12);
+  for (const auto& ridge : v5e_ridges) {
+    if (ridge.path == "bf16" && ridge.tier == "ici") {
+      // the scaling book's network roofline: 1.97e14 / 4.5e10 = 4377 (one-way link)
+      CHECK(ridge.network);
+      CHECK(ridge.flops_per_byte == Approx(4377.8).epsilon(1e-4));
+    }
+  }
   const auto thor = roofs_of("thor_t5000");
   // 7 paths × dram (l2 and smem have no published bandwidth)
   CHECK(rsim::ridges(thor).size() == 7);
@@ -94,5 +102,5 @@ TEST_CASE("unknown modes, paths and tiers are input errors listing what exists",
   CHECK_THROWS_WITH(rsim::resolve_roofs(spec, "", {{{"fp64", rsim::FlopsPerSecond(1)}}, {}}),
                     Catch::Contains("has no compute path 'fp64'"));
   CHECK_THROWS_WITH(rsim::resolve_roofs(spec, "", {{}, {{"hbm", rsim::BytesPerSecond(1)}}}),
-                    Catch::Contains("no memory tier 'hbm' (tiers: dram, l2, smem)"));
+                    Catch::Contains("no memory or network tier 'hbm' (tiers: dram, l2, smem)"));
 }

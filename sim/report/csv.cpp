@@ -12,8 +12,8 @@ std::string csv_cell(const nlohmann::ordered_json& value) {
   if (value.is_null()) {
     return "";
   }
-  if (value.is_string()) {
-    const std::string text = value.get<std::string>();
+  if (value.is_string() || value.is_structured()) {
+    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
     if (text.find_first_of(",\"\n") == std::string::npos) {
       return text;
     }
@@ -73,6 +73,10 @@ void write_whatif_csv(std::ostream& out, const std::vector<RunResult>& runs) {
     records.push_back(variant_record(run, runs.front()));
   }
   write_records(out, records);
+}
+
+void write_collective_csv(std::ostream& out, const CollectiveResult& result) {
+  write_records(out, {collective_to_json(result)});
 }
 
 void write_matmul_csv(std::ostream& out, const MatmulResult& result) {

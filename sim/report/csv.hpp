@@ -13,6 +13,8 @@ void write_run_csv(std::ostream& out, const RunResult& result);
 void write_roofs_csv(std::ostream& out, const Roofs& roofs);
 /// A header and one row with the matmul's figures.
 void write_matmul_csv(std::ostream& out, const MatmulResult& result);
+/// A header and one row with the collective's figures.
+void write_collective_csv(std::ostream& out, const CollectiveResult& result);
 /// One row per variant (baseline first).
 void write_whatif_csv(std::ostream& out, const std::vector<RunResult>& runs);
 

@@ -117,12 +117,12 @@ Json op_record(const Op& op, const OpCost& cost, const std::optional<CriticalBat
 
 Json ridge_record(const Roofs& roofs, const Ridge& ridge) {
   const ComputePath& path = *roofs.find_path(ridge.path);
-  const MemoryTier& tier = *roofs.find_tier(ridge.tier);
   return Json{{"path", ridge.path},
               {"unit", std::string(to_string(path.unit))},
               {"peak_flops_per_s", path.peak.si()},
               {"tier", ridge.tier},
-              {"bandwidth_bytes_per_s", tier.bandwidth->si()},
+              {"kind", ridge.network ? "network" : "memory"},
+              {"bandwidth_bytes_per_s", ridge.bandwidth.si()},
               {"ridge_flops_per_byte", ridge.flops_per_byte}};
 }
 
@@ -147,6 +147,18 @@ Json roofs_to_json(const Roofs& roofs) {
     entry.update(provenance_json(tier.provenance));
     memory.push_back(entry);
   }
+  Json network = Json::array();
+  for (const NetworkTier& tier : roofs.network) {
+    Json entry{{"name", tier.name},
+               {"topology", std::string(to_string(tier.topology))},
+               {"bandwidth_bytes_per_s", tier.bandwidth.si()},
+               {"devices", tier.devices},
+               {"wraparound_size", tier.wraparound_size},
+               {"hop_latency_s", tier.hop_latency ? Json(tier.hop_latency->si()) : Json(nullptr)},
+               {"in_network_reduction", tier.in_network_reduction}};
+    entry.update(provenance_json(tier.provenance));
+    network.push_back(entry);
+  }
   Json ridge_list = Json::array();
   for (const Ridge& ridge : ridges(roofs)) {
     ridge_list.push_back(ridge_record(roofs, ridge));
@@ -157,6 +169,7 @@ Json roofs_to_json(const Roofs& roofs) {
               {"vector_path", roofs.vector_path},
               {"compute", compute},
               {"memory", memory},
+              {"network", network},
               {"ridges", ridge_list}};
 }
 
@@ -221,21 +234,57 @@ Json run_to_json(const RunResult& result) {
   };
 }
 
+Json collective_to_json(const CollectiveResult& result) {
+  const CollectiveCost& cost = result.cost;
+  return Json{{"hardware", result.hardware},
+              {"network", result.tier.name},
+              {"topology", std::string(to_string(result.tier.topology))},
+              {"op", std::string(to_string(result.collective.kind))},
+              {"bytes", result.collective.bytes.si()},
+              {"axes", result.collective.axes},
+              {"wraparound", result.collective.wraparound},
+              {"algorithm", cost.algorithm},
+              {"hops", cost.hops},
+              {"bytes_per_device", cost.bytes_per_device.si()},
+              {"t_bandwidth_s", cost.bandwidth_time.si()},
+              {"t_latency_s", cost.latency_time.si()},
+              {"latency_bound", cost.latency_bound},
+              {"t_s", cost.time.si()}};
+}
+
 Json matmul_to_json(const MatmulResult& result) {
   const OpCost& cost = result.cost;
+  Json collective = nullptr;
+  if (result.collective) {
+    const CollectiveCost& collective_cost = *result.collective_cost;
+    collective = Json{{"kind", std::string(to_string(result.collective->kind))},
+                      {"network", result.plan.network},
+                      {"bytes", result.collective->bytes.si()},
+                      {"bytes_per_device", collective_cost.bytes_per_device.si()},
+                      {"algorithm", collective_cost.algorithm},
+                      {"hops", collective_cost.hops},
+                      {"latency_bound", collective_cost.latency_bound},
+                      {"t_s", collective_cost.time.si()}};
+  }
   return Json{{"hardware", result.roofs.hardware},
               {"mode", result.roofs.mode},
               {"compute_path", result.op.compute_path},
+              {"devices", result.plan.devices},
+              {"shard", result.plan.devices > 1 ? Json(std::string(to_string(result.plan.shard)))
+                                                : Json(nullptr)},
               {"flops", cost.flops.si()},
               {"bytes", cost.bytes.si()},
               {"intensity", cost.intensity},
               {"critical_intensity", cost.critical_intensity},
               {"t_math_s", cost.t_math.si()},
               {"t_comms_s", cost.t_mem.si()},
-              {"t_lower_s", cost.t_lower.si()},
-              {"t_upper_s", cost.t_upper.si()},
-              {"bound", to_string(cost.bound)},
-              {"critical_batch", critical_value(result.critical)}};
+              {"t_net_s", result.t_net.si()},
+              {"t_lower_s", result.t_lower.si()},
+              {"t_upper_s", result.t_upper.si()},
+              {"bound", to_string(result.bound)},
+              {"critical_batch", critical_value(result.critical)},
+              {"collective", collective},
+              {"critical_d", result.critical_d ? Json(*result.critical_d) : Json(nullptr)}};
 }
 
 }  // namespace rsim

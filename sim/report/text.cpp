@@ -299,18 +299,67 @@ void write_roofs_text(std::ostream& out, const Roofs& roofs) {
   }
   memory.print(out, "  ");
   out << '\n';
+  if (!roofs.network.empty()) {
+    TextTable network({{"network tier", Align::left},
+                       {"topology", Align::left},
+                       {"bandwidth (one way)"},
+                       {"devices"},
+                       {"hop latency"},
+                       {"provenance", Align::left}});
+    for (const NetworkTier& tier : roofs.network) {
+      const std::string per = tier.topology == Topology::torus ? " per link" : " per device";
+      network.add_row({tier.name,
+                       std::string(to_string(tier.topology)) +
+                           (tier.in_network_reduction ? " (in-network reduction)" : ""),
+                       rate(tier.bandwidth) + per,
+                       tier.devices > 0 ? fmt::format("{}", tier.devices) : "-",
+                       tier.hop_latency ? seconds(*tier.hop_latency) : "-",
+                       tier.provenance.derived.empty() ? tier.provenance.source
+                                                       : "derived: " + tier.provenance.derived});
+    }
+    network.print(out, "  ");
+    out << '\n';
+  }
   TextTable ridge_table({{"ridge (FLOP/B)", Align::left}, {"tier"}, {"ridge"}});
   for (const Ridge& ridge : ridges(roofs)) {
-    ridge_table.add_row({ridge.path, ridge.tier, fmt::format("{:.4g}", ridge.flops_per_byte)});
+    ridge_table.add_row({ridge.path, ridge.tier, format_count(ridge.flops_per_byte)});
   }
   ridge_table.print(out, "  ");
+}
+
+void write_collective_text(std::ostream& out, const CollectiveResult& result) {
+  const Collective& collective = result.collective;
+  const CollectiveCost& cost = result.cost;
+  out << fmt::format("{} of {} over {} ({}, axes [{}]{}) on {}\n\n", to_string(collective.kind),
+                     bytes(collective.bytes), result.tier.name, to_string(result.tier.topology),
+                     fmt::join(collective.axes, " × "),
+                     result.tier.topology == Topology::torus
+                         ? (collective.wraparound ? ", wraparound" : ", no wraparound")
+                         : "",
+                     result.hardware);
+  TextTable table({{"quantity", Align::left}, {"value"}});
+  table.add_row({"algorithm", cost.algorithm});
+  table.add_row({"link bandwidth (one way)", rate(result.tier.bandwidth)});
+  table.add_row({"hops", fmt::format("{}", cost.hops)});
+  table.add_row({"bytes sent per device", bytes(cost.bytes_per_device)});
+  table.add_row({"bandwidth term", seconds(cost.bandwidth_time)});
+  table.add_row({"latency term", result.tier.hop_latency
+                                     ? seconds(cost.latency_time)
+                                     : std::string("(no latency figure for this tier)")});
+  table.add_row({"time", fmt::format("{} ({}-bound)", seconds(cost.time),
+                                     cost.latency_bound ? "latency" : "bandwidth")});
+  table.print(out, "  ");
 }
 
 void write_matmul_text(std::ostream& out, const MatmulResult& result) {
   const Op& op = result.op;
   const OpCost& cost = result.cost;
-  out << fmt::format("{} · {} → {} on {}, mode {}\n\n", op.inputs[0].shape(), op.inputs[1].shape(),
-                     op.outputs[0].shape(), result.roofs.hardware, result.roofs.mode);
+  out << fmt::format(
+      "{} · {} → {} on {}, mode {}{}\n\n", op.inputs[0].shape(), op.inputs[1].shape(),
+      op.outputs[0].shape(), result.roofs.hardware, result.roofs.mode,
+      result.plan.devices > 1 ? fmt::format(" — per device of {}, sharded over {}",
+                                            result.plan.devices, to_string(result.plan.shard))
+                              : std::string());
   TextTable table({{"quantity", Align::left}, {"value"}, {"formula", Align::left}});
   table.add_row({"FLOPs", flops(cost.flops), "2 × B × D × F"});
   table.add_row(
@@ -324,11 +373,23 @@ void write_matmul_text(std::ostream& out, const MatmulResult& result) {
                  fmt::format("peak {} / bandwidth", op.compute_path)});
   table.add_row({"T_math", seconds(cost.t_math), "FLOPs / peak"});
   table.add_row({"T_comms (memory)", seconds(cost.t_mem), "bytes / bandwidth"});
-  table.add_row({"lower bound", seconds(cost.t_lower), "max(T_math, T_comms)"});
-  table.add_row({"upper bound", seconds(cost.t_upper), "T_math + T_comms"});
-  table.add_row({"bound", std::string(to_string(cost.bound)), "the larger of the two"});
+  if (result.collective) {
+    const CollectiveCost& collective = *result.collective_cost;
+    table.add_row(
+        {"T_net", seconds(result.t_net),
+         fmt::format("{} of {} over {} ({}, {} hops{})", to_string(result.collective->kind),
+                     bytes(result.collective->bytes), result.plan.network, collective.algorithm,
+                     collective.hops, collective.latency_bound ? ", latency-bound" : "")});
+  }
+  table.add_row({"lower bound", seconds(result.t_lower), "max of the roofs (full overlap)"});
+  table.add_row({"upper bound", seconds(result.t_upper), "sum of the roofs (no overlap)"});
+  table.add_row({"bound", std::string(to_string(result.bound)), "the largest term"});
   table.add_row({"critical batch", describe_critical(result.critical),
-                 "B where intensity = critical intensity (exact root)"});
+                 "B (per device) where intensity = critical intensity (exact root)"});
+  if (result.critical_d) {
+    table.add_row({"critical D", format_count(*result.critical_d),
+                   "D above which T_math > T_net (the all-reduce does not grow with D)"});
+  }
   table.print(out, "  ");
 }
 

@@ -21,6 +21,9 @@ void write_roofs_text(std::ostream& out, const Roofs& roofs);
 /// One matmul: FLOPs, bytes, intensity, times, bound, critical batch.
 void write_matmul_text(std::ostream& out, const MatmulResult& result);
 
+/// One collective: the algorithm, hops, bandwidth and latency terms.
+void write_collective_text(std::ostream& out, const CollectiveResult& result);
+
 /// "1894" / "never" / "always": a critical token batch for people.
 std::string describe_critical(const std::optional<CriticalBatch>& critical);
 

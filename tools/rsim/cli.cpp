@@ -199,6 +199,10 @@ struct MatmulOptions {
   std::string output;
   std::string compute;
   bool per_batch_weights = false;
+  std::int64_t devices = 1;
+  std::string shard;
+  std::string network;
+  bool sharp = false;
 };
 
 DType dtype_option(const std::string& flag, const std::string& name) {
@@ -237,13 +241,84 @@ int matmul_command(const MatmulOptions& options, std::ostream& out) {
   shape.output = options.output.empty() ? precision.outputs : dtype_option("--out", options.output);
   shape.compute_path = options.compute.empty() ? precision.compute : options.compute;
   shape.per_batch_weights = options.per_batch_weights;
-  const MatmulResult result = analyze_matmul(shape, load_roofs(options.hardware, options.roofs));
+  MatmulPlan plan;
+  plan.devices = options.devices;
+  plan.network = options.network;
+  plan.in_network_reduction = options.sharp;
+  if (!options.shard.empty()) {
+    const auto shard = parse_matmul_sharding(options.shard);
+    if (!shard) {
+      throw InputError(fmt::format("--shard {}: expected d, batch or f", options.shard));
+    }
+    plan.shard = *shard;
+  }
+  if (plan.devices > 1 && plan.network.empty()) {
+    throw InputError("--devices > 1 needs --network TIER (e.g. ici, nvlink, ib)");
+  }
+  const MatmulResult result =
+      analyze_matmul(shape, load_roofs(options.hardware, options.roofs), plan);
   if (options.roofs.format == "json") {
     out << matmul_to_json(result).dump(2) << '\n';
   } else if (options.roofs.format == "csv") {
     write_matmul_csv(out, result);
   } else {
     write_matmul_text(out, result);
+  }
+  return kExitOk;
+}
+
+struct CollectiveOptions {
+  std::string hardware;
+  std::string op;
+  std::string bytes;
+  std::int64_t devices = 2;
+  std::string network;
+  std::int64_t axes = 1;
+  bool no_wraparound = false;
+  bool sharp = false;
+  std::string format = "table";
+  std::vector<std::string> bandwidths;
+};
+
+// N devices over K equal axes: N must be a K-th power.
+std::vector<std::int64_t> split_axes(std::int64_t devices, std::int64_t axes) {
+  const auto side = static_cast<std::int64_t>(
+      std::llround(std::pow(static_cast<double>(devices), 1.0 / static_cast<double>(axes))));
+  std::int64_t product = 1;
+  for (std::int64_t axis = 0; axis < axes; ++axis) {
+    product *= side;
+  }
+  if (product != devices) {
+    throw InputError(fmt::format("--devices {} is not the size of {} equal axes", devices, axes));
+  }
+  return std::vector<std::int64_t>(static_cast<std::size_t>(axes), side);
+}
+
+int collective_command(const CollectiveOptions& options, std::ostream& out) {
+  RoofOptions roof_options;
+  roof_options.bandwidths = options.bandwidths;
+  const auto kind = parse_collective(options.op);
+  if (!kind) {
+    throw InputError(fmt::format(
+        "--op {}: expected all-gather, reduce-scatter, all-reduce, all-to-all or send-recv",
+        options.op));
+  }
+  const auto [name, volume] =
+      parse_assignment("--bytes", "bytes=" + options.bytes, Dimension::bytes);
+  Collective collective;
+  collective.kind = *kind;
+  collective.bytes = Bytes(volume);
+  collective.axes = split_axes(options.devices, options.axes);
+  collective.wraparound = !options.no_wraparound;
+  collective.in_network_reduction = options.sharp;
+  const CollectiveResult result =
+      analyze_collective(collective, options.network, load_roofs(options.hardware, roof_options));
+  if (options.format == "json") {
+    out << collective_to_json(result).dump(2) << '\n';
+  } else if (options.format == "csv") {
+    write_collective_csv(out, result);
+  } else {
+    write_collective_text(out, result);
   }
   return kExitOk;
 }
@@ -313,10 +388,49 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                      "Compute path, e.g. bf16 or int8 (default: --dtype)");
   matmul->add_flag("--per-batch-weights", matmul_options.per_batch_weights,
                    "W has a batch axis: W[B,D,F] (per-sample weights)");
+  matmul->add_option("--devices", matmul_options.devices, "Devices the matmul is split over")
+      ->check(CLI::PositiveNumber);
+  matmul->add_option("--shard", matmul_options.shard,
+                     "Split D (partial sums, all-reduced), batch or f across the devices");
+  matmul->add_option("--network", matmul_options.network,
+                     "Network tier the devices talk over (ici, nvlink, ib, dcn)");
+  matmul->add_flag("--sharp", matmul_options.sharp,
+                   "All-reduce in the switch (NVLink SHARP) where the tier can");
   add_roof_options(*matmul, matmul_options.roofs);
 
+  CollectiveOptions collective_options;
+  CLI::App* collective =
+      app.add_subcommand("collective", "Time one collective on a hardware's network tier");
+  collective->add_option("--hardware", collective_options.hardware, "Hardware preset or YAML file")
+      ->required();
+  collective
+      ->add_option("--op", collective_options.op,
+                   "all-gather, reduce-scatter, all-reduce, all-to-all or send-recv")
+      ->required();
+  collective
+      ->add_option("--bytes", collective_options.bytes,
+                   "V: the whole array (gathered, or unreduced), e.g. \"32 MiB\" or 3.4e7")
+      ->required();
+  collective->add_option("--devices", collective_options.devices, "Devices taking part")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  collective->add_option("--network", collective_options.network, "Network tier")->required();
+  collective
+      ->add_option("--axes", collective_options.axes,
+                   "Mesh axes the devices span (a torus: N = size^axes); default 1")
+      ->check(CLI::PositiveNumber);
+  collective->add_flag("--no-wraparound", collective_options.no_wraparound,
+                       "Torus axes without wraparound links (v5e axes under 16)");
+  collective->add_flag("--sharp", collective_options.sharp,
+                       "All-reduce in the switch (NVLink SHARP) where the tier can");
+  collective->add_option("--format", collective_options.format, "Output format")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  collective->add_option("--bandwidth", collective_options.bandwidths,
+                         "Override a tier's bandwidth: TIER=RATE, e.g. ici=5e10");
+
   const std::string first = argc > 1 ? argv[1] : "";
-  constexpr std::array<std::string_view, 4> kCommands{"run", "whatif", "roofs", "matmul"};
+  constexpr std::array<std::string_view, 5> kCommands{"run", "whatif", "roofs", "matmul",
+                                                      "collective"};
   if (!first.empty() && first[0] != '-' &&
       std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
     err << fmt::format("rsim: unknown command '{}' (commands: {}); see rsim --help\n", first,
@@ -342,6 +456,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     }
     if (*whatif) {
       return whatif_command(whatif_options, out);
+    }
+    if (*collective) {
+      return collective_command(collective_options, out);
     }
     return matmul_command(matmul_options, out);
   } catch (const InputError& error) {

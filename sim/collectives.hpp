@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/hardware.hpp"
+#include "sim/units.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rsim {
+
+enum class CollectiveKind { all_gather, reduce_scatter, all_reduce, all_to_all, send_recv };
+std::string_view to_string(CollectiveKind kind);
+std::optional<CollectiveKind> parse_collective(std::string_view name);
+
+/// One collective over one or more mesh axes of one network tier.
+struct Collective {
+  CollectiveKind kind = CollectiveKind::all_gather;
+  /// V: the whole array — gathered (all-gather), unreduced input (reduce-scatter, all-reduce),
+  /// every device's data together (all-to-all); the message (send/recv).
+  Bytes bytes;
+  std::vector<std::int64_t> axes;     ///< devices along each mesh axis the collective spans
+  bool wraparound = true;             ///< torus: the axes have wraparound links
+  bool in_network_reduction = false;  ///< use the switch's reduction (NVLink SHARP), if it has one
+};
+
+/// The time of a collective and how it was derived.
+struct CollectiveCost {
+  Seconds time;            ///< max(bandwidth term, latency term)
+  Seconds bandwidth_time;  ///< bytes over the links
+  Seconds latency_time;    ///< hops × hop latency (0 when the tier has no latency figure)
+  std::int64_t hops = 0;
+  bool latency_bound = false;
+  Bytes bytes_per_device;  ///< bytes each device sends
+  std::string algorithm;   ///< e.g. "bidirectional ring", "switch, SHARP"
+};
+
+/// Costs a collective on a tier, α–β style: T = max(hops · T_hop, bytes / bandwidth) (scaling
+/// book sharding.md "latency"), with the bandwidth term per topology:
+///   torus, one axis of X with wraparound: all-gather = reduce-scatter = ⌊X/2⌋ · 2V/(X · W_bidi)
+///     (= V / W_bidi for even X); without wraparound (X − 1) · V/(X · W); several axes
+///     V / Σ W_axis; all-reduce = 2 ×; all-to-all = V · max(X_i) / (4 · N · W_bidi).
+///   switch / fat tree (per-device egress W): all-gather = reduce-scatter = (N − 1)/N · V/W;
+///     all-reduce 2 × that, or V/W with in-network reduction; all-to-all (N − 1)/N² · V/W.
+///   send/recv: V / W.
+/// InputError if the axes exceed the tier's domain or are not ≥ 2 devices.
+CollectiveCost collective_cost(const Collective& collective, const NetworkTier& tier);
+
+}  // namespace rsim
