@@ -330,23 +330,34 @@ class StageBuilder {
 
   void add_attention_block() {
     const std::int64_t tokens = stage_.tokens;
-    const std::int64_t qkv_heads = spec_.num_heads + 2 * spec_.num_kv_heads;
     const OpGraph::Vertex block_input = *last_;
     add_norm("attn_norm");
-    add(matmul("qkv_proj", "attention", activation("x_norm", {batch(), seq(tokens), embed()}),
-               weight("qkv_proj.weight",
-                      {embed(), {"qkv_heads", qkv_heads}, {"head_dim", spec_.head_dim}}),
-               {batch(), seq(tokens), {"qkv_heads", qkv_heads}, {"head_dim", spec_.head_dim}},
-               spec_.attention_bias ? qkv_heads * spec_.head_dim : 0),
-        previous());
+    // Q and K/V as two matmuls, so that tensor parallelism can shard query heads and replicate
+    // KV heads when there are fewer of them than devices (MQA/GQA under Megatron TP).
+    const Axis heads{"heads", spec_.num_heads};
+    const Axis kv_heads{"kv_heads", spec_.num_kv_heads};
+    const Axis head_dim{"head_dim", spec_.head_dim};
+    const Axis kv_pair{"kv", 2};
+    const OpGraph::Vertex normed = *last_;
+    const OpGraph::Vertex q_vertex =
+        add(matmul("q_proj", "attention", activation("x_norm", {batch(), seq(tokens), embed()}),
+                   weight("q_proj.weight", {embed(), heads, head_dim}),
+                   {batch(), seq(tokens), heads, head_dim},
+                   spec_.attention_bias ? spec_.num_heads * spec_.head_dim : 0),
+            {normed});
+    const OpGraph::Vertex kv_vertex =
+        add(matmul("kv_proj", "attention", activation("x_norm", {batch(), seq(tokens), embed()}),
+                   weight("kv_proj.weight", {embed(), kv_pair, kv_heads, head_dim}),
+                   {batch(), seq(tokens), kv_pair, kv_heads, head_dim},
+                   spec_.attention_bias ? 2 * spec_.num_kv_heads * spec_.head_dim : 0),
+            {normed});
     if (spec_.position == PositionEmbedding::rope) {
-      const std::vector<Axis> qk{batch(),
-                                 seq(tokens),
-                                 {"qk_heads", spec_.num_heads + spec_.num_kv_heads},
-                                 {"head_dim", spec_.head_dim}};
-      add(elementwise("rope", ElementwiseKind::rope, kRopeFlops, {activation("qk", qk)},
-                      activation("qk_rotated", qk)),
-          previous());
+      const std::vector<Axis> q{batch(), seq(tokens), heads, head_dim};
+      const std::vector<Axis> k{batch(), seq(tokens), kv_heads, head_dim};
+      Op rope = elementwise("rope", ElementwiseKind::rope, kRopeFlops,
+                            {activation("q", q), activation("k", k)}, activation("q_rotated", q));
+      rope.outputs.push_back(activation("k_rotated", k));
+      add(std::move(rope), {q_vertex, kv_vertex});
     }
     const std::vector<Axis> kv_axes{
         batch(), seq(tokens), {"kv_heads", spec_.num_kv_heads}, {"head_dim", spec_.head_dim}};
@@ -368,6 +379,9 @@ class StageBuilder {
     std::vector<OpGraph::Vertex> producers = previous();
     if (cache_source_) {
       producers.push_back(*cache_source_);
+    }
+    if (spec_.position != PositionEmbedding::rope) {
+      producers.push_back(q_vertex);  // without RoPE, Q goes straight to attention
     }
     if (scenario_.fusion.attention_fused) {
       add_fused_attention(q_axes, {"k", kv_axes, kv_dtype, kv_role}, producers);
