@@ -77,6 +77,12 @@ Roofs scenario_roofs(const Scenario& scenario, std::string_view mode, const Roof
 
 RunResult analyze(Scenario scenario, Roofs roofs) {
   OpGraph graph = build_graph(scenario);
+  std::vector<std::string> notes;
+  if (scenario.plan.devices() > 1) {
+    ShardedGraph sharded = shard_graph(graph, scenario.plan);
+    graph = std::move(sharded.graph);
+    notes = std::move(sharded.notes);
+  }
   CostTable table = cost_graph(graph, roofs);
   std::vector<std::optional<CriticalBatch>> critical;
   critical.reserve(table.order.size());
@@ -89,7 +95,8 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
   const Footprint memory = footprint(scenario, graph, parameters);
   return RunResult{std::move(scenario), std::move(roofs),    std::move(graph),
                    std::move(table),    std::move(critical), std::move(bounds),
-                   parameters,          std::move(groups),   memory};
+                   parameters,          std::move(groups),   memory,
+                   std::move(notes)};
 }
 
 std::optional<MatmulSharding> parse_matmul_sharding(std::string_view name) {

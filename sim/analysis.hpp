@@ -8,6 +8,7 @@
 #include "sim/hardware.hpp"
 #include "sim/model.hpp"
 #include "sim/scenario.hpp"
+#include "sim/shard.hpp"
 #include "sim/thresholds.hpp"
 
 #include <optional>
@@ -39,6 +40,7 @@ struct RunResult {
   ParameterCount parameters;
   std::vector<GroupCritical> group_critical;  ///< per stage, per matmul group present
   Footprint footprint;
+  std::vector<std::string> notes;  ///< what the plan had to do (KV heads replicated, ...)
 };
 
 /// Runs the pipeline: graph → cost → thresholds → bounds. The roofs must come from the

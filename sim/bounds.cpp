@@ -11,13 +11,17 @@ Totals sum_rows(const CostTable& table, const Eigen::ArrayXd& mask) {
   const Eigen::ArrayXd weight = table.counts * mask;
   const Eigen::ArrayXd t_math = table.times.col(CostTable::kMathColumn);
   const Eigen::ArrayXd t_mem = table.times.col(CostTable::kMemoryColumn);
+  const Eigen::ArrayXd t_net = table.times.col(CostTable::kNetworkColumn);
   Totals totals;
   totals.t_math = Seconds((t_math * weight).sum());
   totals.t_mem = Seconds((t_mem * weight).sum());
+  totals.t_net = Seconds((t_net * weight).sum());
   totals.t_lower = Seconds((table.times.rowwise().maxCoeff() * weight).sum());
   totals.t_upper = Seconds((table.times.rowwise().sum() * weight).sum());
-  totals.t_overlapped = std::max(totals.t_math, totals.t_mem);
-  totals.bound = totals.t_math > totals.t_mem ? Bound::compute : Bound::memory;
+  totals.t_overlapped = std::max({totals.t_math, totals.t_mem, totals.t_net});
+  totals.bound = totals.t_net > std::max(totals.t_math, totals.t_mem) ? Bound::network
+                 : totals.t_math > totals.t_mem                       ? Bound::compute
+                                                                      : Bound::memory;
   for (std::size_t row = 0; row < table.costs.size(); ++row) {
     const double count = weight(static_cast<Eigen::Index>(row));
     totals.flops += table.costs[row].flops * count;

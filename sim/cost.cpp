@@ -91,13 +91,15 @@ Flops op_flops(const Op& op) {
     case OpKind::embedding_gather:
       return Flops(op.flops_per_element * output_elements(op));
     case OpKind::kv_cache_write:
+    case OpKind::collective:
       return Flops(0.0);
   }
   return Flops(0.0);
 }
 
 Bytes op_bytes(const Op& op) {
-  if (op.kind == OpKind::elementwise && op.fused) {
+  // A collective's bytes cross the network tier (T_net), not counted against DRAM.
+  if ((op.kind == OpKind::elementwise && op.fused) || op.kind == OpKind::collective) {
     return Bytes(0.0);
   }
   return tensor_bytes(op.inputs) + tensor_bytes(op.outputs);
@@ -117,11 +119,18 @@ OpCost cost_op(const Op& op, const Roofs& roofs) {
   cost.bytes = op_bytes(op);
   cost.t_math = cost.flops / path->peak;
   cost.t_mem = cost.bytes / *memory.bandwidth;
-  cost.t_lower = std::max(cost.t_math, cost.t_mem);
-  cost.t_upper = cost.t_math + cost.t_mem;
+  if (op.kind == OpKind::collective) {
+    const NetworkTier* tier = roofs.find_network(op.network);
+    RSIM_CHECK(tier != nullptr, "a plan put a collective on a tier the hardware lacks");
+    cost.t_net = collective_cost(op.collective, *tier).time;
+  }
+  cost.t_lower = std::max({cost.t_math, cost.t_mem, cost.t_net});
+  cost.t_upper = cost.t_math + cost.t_mem + cost.t_net;
   cost.intensity = cost.bytes.si() > 0.0 ? intensity(cost.flops, cost.bytes) : 0.0;
   cost.critical_intensity = ridge(path->peak, *memory.bandwidth);
-  cost.bound = cost.t_math > cost.t_mem ? Bound::compute : Bound::memory;
+  cost.bound = cost.t_net > std::max(cost.t_math, cost.t_mem) ? Bound::network
+               : cost.t_math > cost.t_mem                     ? Bound::compute
+                                                              : Bound::memory;
   return cost;
 }
 
@@ -129,13 +138,14 @@ CostTable cost_graph(const OpGraph& graph, const Roofs& roofs) {
   CostTable table;
   table.order = graph.topological_order();
   const auto rows = static_cast<Eigen::Index>(table.order.size());
-  table.times.resize(rows, 2);
+  table.times.resize(rows, 3);
   table.counts.resize(rows);
   for (Eigen::Index row = 0; row < rows; ++row) {
     const Op& op = graph.op(table.order[static_cast<std::size_t>(row)]);
     const OpCost cost = cost_op(op, roofs);
     table.times(row, CostTable::kMathColumn) = cost.t_math.si();
     table.times(row, CostTable::kMemoryColumn) = cost.t_mem.si();
+    table.times(row, CostTable::kNetworkColumn) = cost.t_net.si();
     table.counts(row) = static_cast<double>(op.count);
     table.costs.push_back(cost);
   }
@@ -167,6 +177,20 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs) {
     }
     case OpKind::elementwise:
     case OpKind::embedding_gather:
+    case OpKind::collective: {
+      const CollectiveCost collective =
+          collective_cost(op.collective, *roofs.find_network(op.network));
+      lines.push_back(
+          fmt::format("  {} of {} over {} (axes [{}]): {}, {} hops → bandwidth {} , latency {}",
+                      to_string(op.collective.kind),
+                      format_quantity(op.collective.bytes.si(), Dimension::bytes), op.network,
+                      fmt::join(op.collective.axes, " × "), collective.algorithm, collective.hops,
+                      format_quantity(collective.bandwidth_time.si(), Dimension::seconds),
+                      format_quantity(collective.latency_time.si(), Dimension::seconds)));
+      lines.push_back(
+          fmt::format("  T_net = {}", format_quantity(cost.t_net.si(), Dimension::seconds)));
+      return lines;
+    }
     case OpKind::kv_cache_write:
       lines.push_back(fmt::format("  FLOPs = {} per element × {:.6g} output elements = {:.6g}",
                                   op.flops_per_element, output_elements(op), cost.flops.si()));

@@ -23,8 +23,9 @@ struct OpCost {
   Bytes bytes;             ///< main memory (DRAM/HBM): operands read once, outputs written once
   Seconds t_math;          ///< FLOPs / peak of the op's compute path
   Seconds t_mem;           ///< bytes / main-memory bandwidth
-  Seconds t_lower;         ///< max(T_math, T_mem): full overlap
-  Seconds t_upper;         ///< T_math + T_mem: no overlap
+  Seconds t_net;           ///< collectives: their time on their network tier
+  Seconds t_lower;         ///< max(T_math, T_mem, T_net): full overlap
+  Seconds t_upper;         ///< T_math + T_mem + T_net: no overlap
   double intensity = 0.0;  ///< FLOPs / byte (0 for an op that moves no bytes)
   double critical_intensity = 0.0;  ///< peak / bandwidth of the roofs this op runs against
   Bound bound = Bound::memory;
@@ -47,11 +48,12 @@ Bytes op_bytes(const Op& op);
 OpCost cost_op(const Op& op, const Roofs& roofs);
 
 /// Every op of a graph costed against the roofs, in topological order. `times` holds one row per
-/// op and one column per roof (kMathColumn, kMemoryColumn), per instance; `counts` the instances,
-/// so graph bounds are row-wise max / sum weighted by count.
+/// op and one column per roof (kMathColumn, kMemoryColumn, kNetworkColumn), per instance; `counts`
+/// the instances, so graph bounds are row-wise max / sum weighted by count.
 struct CostTable {
   static constexpr Eigen::Index kMathColumn = 0;
   static constexpr Eigen::Index kMemoryColumn = 1;
+  static constexpr Eigen::Index kNetworkColumn = 2;
   std::vector<OpGraph::Vertex> order;
   std::vector<OpCost> costs;
   Eigen::ArrayXXd times;

@@ -57,6 +57,7 @@ constexpr std::array kOpKindNames{
     OpKindName{OpKind::elementwise, "elementwise"},
     OpKindName{OpKind::embedding_gather, "embedding_gather"},
     OpKindName{OpKind::kv_cache_write, "kv_cache_write"},
+    OpKindName{OpKind::collective, "collective"},
 };
 
 // Builds the ops of one stage. Each op is added once per repeated structure with its count.

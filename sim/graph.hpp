@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "sim/collectives.hpp"
 #include "sim/dtype.hpp"
 #include "sim/model.hpp"
 #include "sim/scenario.hpp"
@@ -39,7 +40,7 @@ struct Tensor {
   [[nodiscard]] std::string shape() const;
 };
 
-enum class OpKind { matmul, attention, elementwise, embedding_gather, kv_cache_write };
+enum class OpKind { matmul, attention, elementwise, embedding_gather, kv_cache_write, collective };
 std::string_view to_string(OpKind kind);
 
 /// The shape of one fused attention (FMHA: the scores stay on chip): queries of this stage against
@@ -73,6 +74,9 @@ struct Op {
   bool fused = false;              ///< fused into a matmul: no DRAM traffic of its own
   // Attention ops.
   AttentionShape attention;
+  // Collective ops (inserted by a parallel plan).
+  Collective collective;
+  std::string network;  ///< the network tier the collective runs on
 
   /// "prefix/layer/qkv_proj"
   [[nodiscard]] std::string qualified_name() const;

@@ -200,8 +200,8 @@ std::vector<std::string> variant_names(const ConfigNode* variants) {
     return names;
   }
   for (const ConfigNode& variant : variants->items()) {
-    variant.allow_only({"name", "precision", "mode", "hardware", "batch", "fusion",
-                        "per_batch_weights", "peaks", "bandwidths", "set"});
+    variant.allow_only({"name", "precision", "mode", "hardware", "model", "batch", "fusion",
+                        "per_batch_weights", "plan", "peaks", "bandwidths", "set"});
     const ConfigNode& name = variant.at("name");
     for (const std::string& existing : names) {
       if (existing == name.as_string()) {
@@ -218,7 +218,8 @@ std::vector<std::string> variant_names(const ConfigNode* variants) {
 void apply_variant(ConfigNode& document, const ConfigNode& variant) {
   for (const ConfigNode::Entry& entry : variant.entries()) {
     if (entry.key == "precision" || entry.key == "mode" || entry.key == "hardware" ||
-        entry.key == "fusion" || entry.key == "per_batch_weights") {
+        entry.key == "fusion" || entry.key == "per_batch_weights" || entry.key == "plan" ||
+        entry.key == "model") {
       document.set_entry(entry.key, entry.key_mark, entry.value);
     } else if (entry.key == "batch") {
       document.set_path("workload.batch", entry.value.as_string(), entry.value.mark());
@@ -252,7 +253,7 @@ const std::vector<std::string_view>& matmul_groups() {
 Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides) {
   ConfigNode document = load_config_file(path);
   document.allow_only({"name", "hardware", "mode", "model", "workload", "precision", "fusion",
-                       "per_batch_weights", "reference", "variants"});
+                       "per_batch_weights", "plan", "reference", "variants"});
   const ConfigNode* variants = document.find("variants");
   const std::vector<std::string> names = variant_names(variants);
   ConfigNode variant_node;
@@ -300,6 +301,9 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   scenario.workload = parse_workload(document.at("workload"), scenario.model);
   scenario.precision = parse_precision(document.at("precision"), scenario.hardware);
   scenario.fusion = parse_fusion(document.at("fusion"));
+  if (const ConfigNode* plan = document.find("plan")) {
+    scenario.plan = parse_plan(*plan, scenario.hardware);
+  }
   if (const ConfigNode* groups = document.find("per_batch_weights")) {
     scenario.per_batch_weights = parse_per_batch_weights(*groups);
   }

@@ -4,6 +4,7 @@
 #include "sim/dtype.hpp"
 #include "sim/hardware.hpp"
 #include "sim/model.hpp"
+#include "sim/plan.hpp"
 #include "sim/precision.hpp"
 #include "sim/units.hpp"
 
@@ -57,6 +58,7 @@ struct Scenario {
   Precision precision;
   Fusion fusion;
   std::vector<std::string> per_batch_weights;  ///< matmul groups whose weights have a batch axis
+  Plan plan;                                   ///< the parallelism plan (default: one device)
   RoofOverrides roof_overrides;                ///< a variant's peaks and bandwidths
   std::vector<Reference> references;
   std::vector<std::string> variant_names;  ///< the variants the file declares

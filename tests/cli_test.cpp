@@ -151,7 +151,7 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
       {{"matmul", "--hardware", "tpu_v5e", "--b", "0", "--d", "8", "--f", "8"}, "--b"},
       {{"run", scenario("pi05_thor"), "--format", "xml"}, "--format"},
       {{"frobnicate"},
-       "unknown command 'frobnicate' (commands: run, whatif, roofs, matmul, collective)"},
+       "unknown command 'frobnicate' (commands: run, whatif, compare, roofs, matmul, collective)"},
   };
   for (const Case& test : cases) {
     INFO(test.args.front() << " " << (test.args.size() > 1 ? test.args[1] : ""));
@@ -184,7 +184,7 @@ TEST_CASE("rsim whatif prints every variant beside the baseline", "[cli][whatif]
   CHECK(one["variants"][1]["variant"] == "bf16");
   const auto csv = rsim_cli({"whatif", scenario("quantization_v5e"), "--format", "csv"});
   CHECK(csv.code == 0);
-  CHECK(csv.out.rfind("variant,hardware,mode,batch,policy,", 0) == 0);
+  CHECK(csv.out.rfind("variant,hardware,mode,plan,devices,batch,policy,", 0) == 0);
 }
 
 TEST_CASE("rsim run takes --variant and --precision", "[cli][whatif]") {
@@ -259,4 +259,22 @@ TEST_CASE("network input errors exit 2", "[cli][collectives]") {
     CHECK(outcome.code == 2);
     CHECK_THAT(outcome.err, Catch::Contains(expected));
   }
+}
+
+TEST_CASE("rsim compare puts plans side by side", "[cli][plan]") {
+  const auto outcome = rsim_cli(
+      {"compare", scenario("shard_d_vs_batch"), "--plan", "shard_batch", "--format", "json"});
+  REQUIRE(outcome.code == 0);
+  const auto json = nlohmann::json::parse(outcome.out);
+  REQUIRE(json["variants"].size() == 2);
+  CHECK(json["variants"][0]["plan"] == "shard_d");
+  CHECK(json["variants"][0]["bound"] == "network");
+  CHECK(json["variants"][1]["plan"] == "shard_batch");
+  CHECK(json["variants"][1]["t_net_s"].get<double>() == 0.0);
+  const auto table = rsim_cli({"compare", scenario("llama3_70b_tp8_h100"), "--plan", "fsdp"});
+  CHECK(table.code == 0);
+  CHECK_THAT(table.out, Catch::Contains("fastest (lower bound): baseline"));
+  const auto bad = rsim_cli({"compare", scenario("pi05_thor"), "--plan", "megatron_tp"});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("plan"));
 }

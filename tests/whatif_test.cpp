@@ -133,11 +133,12 @@ TEST_CASE("what-if JSON: every variant with its ratio to the baseline", "[whatif
 
 TEST_CASE("variants are validated: unknown keys and unknown names", "[whatif]") {
   const auto path = rsim::test::source_path("tests/data/invalid/scenario_bad_variant.yaml");
-  CHECK_THROWS_WITH(rsim::load_scenario(path),
-                    path.string() +
-                        ":9:30: error: unknown key 'variants[1].colour' (expected one of: name, "
-                        "precision, mode, hardware, batch, fusion, per_batch_weights, peaks, "
-                        "bandwidths, set)");
+  CHECK_THROWS_WITH(
+      rsim::load_scenario(path),
+      path.string() +
+          ":9:30: error: unknown key 'variants[1].colour' (expected one of: name, "
+          "precision, mode, hardware, model, batch, fusion, per_batch_weights, plan, peaks, "
+          "bandwidths, set)");
   const auto pi05 = rsim::test::source_path("scenarios/pi05_thor.yaml");
   CHECK_THROWS_WITH(rsim::load_scenario(pi05, {{}, "fp2"}),
                     Catch::Contains("no variant 'fp2' (variants: bf16, int8_weights"));

@@ -16,13 +16,10 @@ Json critical_value(const std::optional<CriticalBatch>& critical) {
 }
 
 Json totals_json(const Totals& totals) {
-  return Json{{"flops", totals.flops.si()},
-              {"bytes", totals.bytes.si()},
-              {"t_math_s", totals.t_math.si()},
-              {"t_mem_s", totals.t_mem.si()},
-              {"t_lower_s", totals.t_lower.si()},
-              {"t_upper_s", totals.t_upper.si()},
-              {"t_overlapped_s", totals.t_overlapped.si()},
+  return Json{{"flops", totals.flops.si()},       {"bytes", totals.bytes.si()},
+              {"t_math_s", totals.t_math.si()},   {"t_mem_s", totals.t_mem.si()},
+              {"t_net_s", totals.t_net.si()},     {"t_lower_s", totals.t_lower.si()},
+              {"t_upper_s", totals.t_upper.si()}, {"t_overlapped_s", totals.t_overlapped.si()},
               {"bound", to_string(totals.bound)}};
 }
 
@@ -52,6 +49,25 @@ Json precision_json(const Precision& precision) {
        precision.requested_compute.empty() ? Json(nullptr) : Json(precision.requested_compute)}};
 }
 
+Json plan_json(const Plan& plan) {
+  Json mesh = Json::array();
+  for (const MeshAxis& axis : plan.mesh) {
+    mesh.push_back({{"name", axis.name}, {"size", axis.size}, {"network", axis.network}});
+  }
+  const auto rules_json = [](const auto& rules) {
+    Json result = Json::object();
+    for (const auto& [logical, axis] : rules) {
+      result[logical] = axis.empty() ? Json(nullptr) : Json(axis);
+    }
+    return result;
+  };
+  return Json{{"name", plan.name},
+              {"devices", plan.devices()},
+              {"mesh", mesh},
+              {"rules", rules_json(plan.rules)},
+              {"weight_rules", rules_json(plan.weight_rules)}};
+}
+
 Json critical_batches_json(const RunResult& result) {
   Json list = Json::array();
   for (const GroupCritical& group : result.group_critical) {
@@ -70,6 +86,8 @@ Json variant_record(const RunResult& run, const RunResult& baseline) {
   Json record{{"variant", scenario.variant.empty() ? std::string("baseline") : scenario.variant},
               {"hardware", std::filesystem::path(scenario.hardware.file).stem().string()},
               {"mode", run.roofs.mode},
+              {"plan", scenario.plan.name},
+              {"devices", scenario.plan.devices()},
               {"batch", scenario.workload.batch}};
   const Json precision = precision_json(scenario.precision);
   for (const auto& item : precision.items()) {
@@ -108,6 +126,7 @@ Json op_record(const Op& op, const OpCost& cost, const std::optional<CriticalBat
               {"critical_intensity", cost.critical_intensity},
               {"t_math_s", cost.t_math.si() * count},
               {"t_mem_s", cost.t_mem.si() * count},
+              {"t_net_s", cost.t_net.si() * count},
               {"t_lower_s", cost.t_lower.si() * count},
               {"t_upper_s", cost.t_upper.si() * count},
               {"bound", to_string(cost.bound)},
@@ -217,6 +236,8 @@ Json run_to_json(const RunResult& result) {
       {"variant", scenario.variant.empty() ? Json(nullptr) : Json(scenario.variant)},
       {"precision", precision_json(scenario.precision)},
       {"per_batch_weights", scenario.per_batch_weights},
+      {"plan", plan_json(scenario.plan)},
+      {"notes", result.notes},
       {"memory",
        {{"weights_bytes", result.footprint.weights.si()},
         {"kv_cache_bytes", result.footprint.kv_cache.si()}}},

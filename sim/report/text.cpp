@@ -27,8 +27,9 @@ std::string percent(double fraction) { return fmt::format("{:.1f} %", 100.0 * fr
 void add_totals_row(TextTable& table, const std::string& label, const std::string& steps,
                     const Totals& totals) {
   table.add_row({label, steps, flops(totals.flops), bytes(totals.bytes), seconds(totals.t_math),
-                 seconds(totals.t_mem), seconds(totals.t_lower), seconds(totals.t_upper),
-                 seconds(totals.t_overlapped), std::string(to_string(totals.bound))});
+                 seconds(totals.t_mem), seconds(totals.t_net), seconds(totals.t_lower),
+                 seconds(totals.t_upper), seconds(totals.t_overlapped),
+                 std::string(to_string(totals.bound))});
 }
 
 void write_header(std::ostream& out, const RunResult& result) {
@@ -64,25 +65,47 @@ void write_header(std::ostream& out, const RunResult& result) {
                      fmt::join(stage_names, ", "));
   out << fmt::format("  workload   {}, batch {}\n", scenario.workload.phase,
                      scenario.workload.batch);
+  out << fmt::format("  precision  {}\n", describe(precision));
+  if (!scenario.per_batch_weights.empty()) {
+    out << fmt::format("  per-batch  weights of: {} (one copy per sequence)\n",
+                       fmt::join(scenario.per_batch_weights, ", "));
+  }
   out << fmt::format(
-      "  precision  weights {}, activations {}, outputs {}, kv_cache {}, compute {}\n",
-      to_string(precision.weights), to_string(precision.activations), to_string(precision.outputs),
-      to_string(precision.kv_cache), precision.compute);
-  out << fmt::format(
-      "  fusion     attention {}; into matmul: {}\n\n",
+      "  fusion     attention {}; into matmul: {}\n",
       scenario.fusion.attention_fused ? "fused (FMHA)" : "unfused",
       fused.empty() ? std::string("none") : fmt::format("{}", fmt::join(fused, ", ")));
+  const Plan& plan = scenario.plan;
+  if (plan.devices() > 1) {
+    std::vector<std::string> mesh;
+    for (const MeshAxis& axis : plan.mesh) {
+      mesh.push_back(fmt::format("{}: {} over {}", axis.name, axis.size, axis.network));
+    }
+    std::vector<std::string> rules;
+    for (const auto& [logical, axis] : plan.rules) {
+      rules.push_back(fmt::format("{} → {}", logical, axis.empty() ? "-" : axis));
+    }
+    for (const auto& [logical, axis] : plan.weight_rules) {
+      rules.push_back(fmt::format("weight {} → {}", logical, axis.empty() ? "-" : axis));
+    }
+    out << fmt::format("  plan       {} on {} devices {{{}}}; rules: {}; figures are per device\n",
+                       plan.name, plan.devices(), fmt::join(mesh, ", "), fmt::join(rules, ", "));
+  }
+  for (const std::string& note : result.notes) {
+    out << fmt::format("  note       {}\n", note);
+  }
+  out << '\n';
 }
 
 void write_stages(std::ostream& out, const RunResult& result) {
-  out << "Stages (all steps; lower = Σ per-op max, upper = Σ per-op sum, overlapped = max(ΣT_math, "
-         "ΣT_mem))\n";
+  out << "Stages (all steps; lower = Σ per-op max, upper = Σ per-op sum, overlapped = "
+         "max(ΣT_math, ΣT_mem, ΣT_net))\n";
   TextTable table({{"stage", Align::left},
                    {"runs"},
                    {"FLOPs"},
                    {"DRAM bytes"},
                    {"ΣT_math"},
                    {"ΣT_mem"},
+                   {"ΣT_net"},
                    {"lower"},
                    {"upper"},
                    {"overlapped"},
@@ -132,6 +155,7 @@ void write_top_ops(std::ostream& out, const RunResult& result, std::size_t limit
                    {"FLOP/B"},
                    {"T_math"},
                    {"T_mem"},
+                   {"T_net"},
                    {"bound", Align::left},
                    {"lower × count"},
                    {"share"},
@@ -142,7 +166,7 @@ void write_top_ops(std::ostream& out, const RunResult& result, std::size_t limit
     const OpCost& cost = result.table.costs[row];
     table.add_row({op.qualified_name(), fmt::format("{}", op.count), flops(cost.flops),
                    bytes(cost.bytes), fmt::format("{:.4g}", cost.intensity), seconds(cost.t_math),
-                   seconds(cost.t_mem), std::string(to_string(cost.bound)),
+                   seconds(cost.t_mem), seconds(cost.t_net), std::string(to_string(cost.bound)),
                    seconds(total_lower(row)), percent(total_lower(row) / total),
                    result.critical[row] ? describe_critical(result.critical[row]) : "-"});
   }
@@ -202,10 +226,10 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
   const Totals& total = result.bounds.total;
   out << fmt::format(
       "Bound: {} lower (ops in sequence, each overlapped) … {} upper (nothing "
-      "overlapped); {}-bound overall, {} of time on the {} roof.\n",
+      "overlapped); {}-bound overall: {} of ΣT_math + ΣT_mem + ΣT_net is on that roof.\n",
       seconds(total.t_lower), seconds(total.t_upper), to_string(total.bound),
-      percent(std::max(total.t_math, total.t_mem) / (total.t_math + total.t_mem)),
-      total.bound == Bound::compute ? "compute" : "memory");
+      percent(std::max({total.t_math, total.t_mem, total.t_net}) /
+              (total.t_math + total.t_mem + total.t_net)));
 }
 
 void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
@@ -213,10 +237,12 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
   out << fmt::format("What if: {}  ({})\n\n", baseline.scenario.name, baseline.scenario.file);
   TextTable table({{"variant", Align::left},
                    {"hardware · mode", Align::left},
+                   {"plan", Align::left},
                    {"precision (W/A/KV → path)", Align::left},
                    {"batch"},
                    {"ΣT_math"},
                    {"ΣT_mem"},
+                   {"ΣT_net"},
                    {"lower"},
                    {"upper"},
                    {"bound", Align::left},
@@ -242,13 +268,27 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
         {scenario.variant.empty() ? "baseline" : scenario.variant,
          fmt::format("{} · {}", std::filesystem::path(scenario.hardware.file).stem().string(),
                      run.roofs.mode),
+         run.scenario.plan.devices() > 1
+             ? fmt::format("{} ×{}", run.scenario.plan.name, run.scenario.plan.devices())
+             : std::string("single"),
          dtypes, fmt::format("{}", scenario.workload.batch), seconds(totals.t_math),
-         seconds(totals.t_mem), seconds(totals.t_lower), seconds(totals.t_upper),
-         std::string(to_string(totals.bound)), bytes(totals.bytes), bytes(run.footprint.weights),
-         bytes(run.footprint.kv_cache),
+         seconds(totals.t_mem), seconds(totals.t_net), seconds(totals.t_lower),
+         seconds(totals.t_upper), std::string(to_string(totals.bound)), bytes(totals.bytes),
+         bytes(run.footprint.weights), bytes(run.footprint.kv_cache),
          fmt::format("{:.3g}×", totals.t_lower / baseline.bounds.total.t_lower)});
   }
   table.print(out, "  ");
+  const auto fastest = std::min_element(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+    return a.bounds.total.t_lower < b.bounds.total.t_lower;
+  });
+  const bool same_workload = std::all_of(runs.begin(), runs.end(), [&](const RunResult& run) {
+    return run.scenario.workload.batch == baseline.scenario.workload.batch &&
+           run.scenario.model.name == baseline.scenario.model.name;
+  });
+  if (same_workload) {
+    out << fmt::format("\n  fastest (lower bound): {}\n",
+                       fastest->scenario.variant.empty() ? "baseline" : fastest->scenario.variant);
+  }
   out << "\nCritical token batch per matmul group (the group's Σ FLOPs / Σ bytes meets the ridge;\n"
          "never: its intensity cannot reach it; tokens = batch × the stage's tokens)\n";
   std::vector<TextTable::Column> columns{{"stage/group", Align::left}};

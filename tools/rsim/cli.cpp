@@ -187,6 +187,28 @@ int whatif_command(const ScenarioOptions& options, std::ostream& out) {
   return kExitOk;
 }
 
+int compare_command(const ScenarioOptions& options, const std::vector<std::string>& plans,
+                    std::ostream& out) {
+  std::vector<RunResult> runs;
+  runs.push_back(
+      run_scenario(load_scenario(options.scenario, scenario_overrides(options)), options));
+  for (const std::string& plan : plans) {
+    ScenarioOverrides overrides = scenario_overrides(options);
+    overrides.sets.emplace_back("plan.preset", plan);
+    Scenario scenario = load_scenario(options.scenario, overrides);
+    scenario.variant = "plan " + plan;
+    runs.push_back(run_scenario(std::move(scenario), options));
+  }
+  if (options.roofs.format == "json") {
+    out << whatif_to_json(runs).dump(2) << '\n';
+  } else if (options.roofs.format == "csv") {
+    write_whatif_csv(out, runs);
+  } else {
+    write_whatif_text(out, runs);
+  }
+  return kExitOk;
+}
+
 struct MatmulOptions {
   std::string hardware;
   RoofOptions roofs;
@@ -359,6 +381,17 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   whatif->add_option("--variant", whatif_options.variant,
                      "Compare one variant with the baseline (default: all)");
 
+  ScenarioOptions compare_options;
+  std::vector<std::string> compare_plans;
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Put plan presets side by side on a scenario's mesh (per-device times)");
+  add_scenario_options(*compare, compare_options);
+  compare
+      ->add_option("--plan", compare_plans,
+                   "A plan preset to compare against the scenario's own plan (repeatable): "
+                   "data_parallel, megatron_tp, megatron_tp_dp, fsdp, shard_d, shard_batch")
+      ->required();
+
   std::string roofs_hardware;
   RoofOptions roofs_options;
   CLI::App* roofs = app.add_subcommand("roofs", "Print a hardware's peaks, bandwidths and ridges");
@@ -429,8 +462,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                          "Override a tier's bandwidth: TIER=RATE, e.g. ici=5e10");
 
   const std::string first = argc > 1 ? argv[1] : "";
-  constexpr std::array<std::string_view, 5> kCommands{"run", "whatif", "roofs", "matmul",
-                                                      "collective"};
+  constexpr std::array<std::string_view, 6> kCommands{"run",   "whatif", "compare",
+                                                      "roofs", "matmul", "collective"};
   if (!first.empty() && first[0] != '-' &&
       std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
     err << fmt::format("rsim: unknown command '{}' (commands: {}); see rsim --help\n", first,
@@ -456,6 +489,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     }
     if (*whatif) {
       return whatif_command(whatif_options, out);
+    }
+    if (*compare) {
+      return compare_command(compare_options, compare_plans, out);
     }
     if (*collective) {
       return collective_command(collective_options, out);

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+// Parallel plans on the op graph: sharding propagation, inserted collectives, validation.
+#include "run_fixture.hpp"
+#include "sim/config.hpp"
+#include "sim/error.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+rsim::RunResult run_with(const std::string& scenario,
+                         std::vector<std::pair<std::string, std::string>> sets = {}) {
+  auto loaded =
+      rsim::load_scenario(rsim::test::source_path("scenarios/" + scenario + ".yaml"), {sets, ""});
+  auto roofs = rsim::scenario_roofs(loaded, "");
+  return rsim::analyze(std::move(loaded), std::move(roofs));
+}
+
+double sum_flops(const rsim::RunResult& run, const std::vector<rsim::OpKind>& kinds) {
+  double total = 0.0;
+  for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+    const rsim::Op& op = run.graph.op(run.table.order[row]);
+    if (std::find(kinds.begin(), kinds.end(), op.kind) != kinds.end()) {
+      total += run.table.costs[row].flops.si() * static_cast<double>(op.count);
+    }
+  }
+  return total;
+}
+
+rsim::Plan parse(const std::string& yaml, const std::string& hardware) {
+  const auto document = rsim::parse_config(yaml, "plan.yaml");
+  return rsim::parse_plan(
+      document.at("plan"),
+      rsim::load_hardware(rsim::test::source_path("hardware/" + hardware + ".yaml")));
+}
+
+}  // namespace
+
+TEST_CASE("Megatron TP: two all-reduces per layer of the [B·T, D] activations", "[plan]") {
+  const auto run = run_with("llama3_70b_tp8_h100");
+  std::vector<std::string> collectives;
+  for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+    const rsim::Op& op = run.graph.op(run.table.order[row]);
+    if (op.kind != rsim::OpKind::collective) {
+      continue;
+    }
+    collectives.push_back(op.name);
+    CHECK(op.count == 80);  // once per layer
+    CHECK(op.collective.kind == rsim::CollectiveKind::all_reduce);
+    // batch 8 × 2048 tokens × D 8192 × 2 B (bf16) = 268,435,456 B of partial sums
+    CHECK(op.collective.bytes.si() == Approx(268'435'456.0));
+    // ring through NVSwitch: 2 · 7/8 · V / 450e9 = 1.0440 ms
+    CHECK(run.table.costs[row].t_net.si() == Approx(2 * 7.0 / 8 * 268'435'456.0 / 450e9));
+  }
+  CHECK(collectives == std::vector<std::string>{"o_proj.all_reduce", "down_proj.all_reduce"});
+}
+
+TEST_CASE("every plan conserves the matmul FLOPs", "[plan]") {
+  const std::vector<rsim::OpKind> matmuls{rsim::OpKind::matmul};
+  const std::vector<rsim::OpKind> both{rsim::OpKind::matmul, rsim::OpKind::attention};
+  const auto single = run_with("llama3_70b_tp8_h100", {{"plan", "single"}});
+  for (const char* preset : {"megatron_tp", "fsdp", "data_parallel", "shard_d"}) {
+    INFO(preset);
+    const auto run = run_with("llama3_70b_tp8_h100", {{"plan.preset", preset}});
+    CHECK(run.scenario.plan.devices() == 8);
+    // Σ over the 8 devices of the per-device matmul FLOPs = the single-device FLOPs.
+    CHECK(8 * sum_flops(run, matmuls) == Approx(sum_flops(single, matmuls)));
+    // Attention too, except under shard_d: nothing shards its heads or batch, so every
+    // device computes all of it (8 × the work).
+    const double factor = std::string(preset) == "shard_d" ? 8.0 : 1.0;
+    CHECK(8 * sum_flops(run, both) ==
+          Approx(sum_flops(single, both) +
+                 (factor - 1) * sum_flops(single, {rsim::OpKind::attention})));
+  }
+}
+
+TEST_CASE("FSDP gathers every weight before use; data parallelism sends nothing", "[plan]") {
+  const auto fsdp = run_with("llama3_70b_tp8_h100", {{"plan.preset", "fsdp"}});
+  double gathered = 0.0;
+  for (std::size_t row = 0; row < fsdp.table.order.size(); ++row) {
+    const rsim::Op& op = fsdp.graph.op(fsdp.table.order[row]);
+    if (op.kind == rsim::OpKind::collective) {
+      CHECK(op.collective.kind == rsim::CollectiveKind::all_gather);
+      gathered += op.collective.bytes.si() * static_cast<double>(op.count);
+    }
+  }
+  // The gathered weights are every matmul weight sharded on embed: per layer Q, KV, O, gate/up,
+  // down = 2·8192·(8192 + 2048 + 8192 + 3 · 28672) B... plus the LM head [8192, 128256]; at least
+  // the 80 layers' 2 · 80 · (2 · 8192² + 2 · 8192 · 1024 + 3 · 8192 · 28672) = 136.9 GB.
+  CHECK(gathered > 2.0 * 80 * (2.0 * 8192 * 8192 + 2.0 * 8192 * 1024 + 3.0 * 8192 * 28672));
+  const auto data = run_with("llama3_70b_tp8_h100", {{"plan.preset", "data_parallel"}});
+  CHECK(data.bounds.total.t_net.si() == 0.0);
+}
+
+TEST_CASE("shard over D is network-bound below the critical D; over batch sends nothing",
+          "[plan][seed004]") {
+  const auto by_d = run_with("shard_d_vs_batch");
+  const auto by_batch = run_with("shard_d_vs_batch", {{"plan.preset", "shard_batch"}});
+  // Gemma 2B: D = 2048 < 2 · 1.97e14 / 4.5e10 = 8755.6, so the all-reduces dominate.
+  CHECK(by_d.bounds.total.bound == rsim::Bound::network);
+  CHECK(by_d.bounds.total.t_net > by_d.bounds.total.t_math);
+  CHECK(by_batch.bounds.total.t_net.si() == 0.0);
+  CHECK(by_batch.bounds.total.t_lower < by_d.bounds.total.t_lower);
+}
+
+TEST_CASE("MQA under tensor parallelism replicates the KV heads and says so", "[plan]") {
+  const auto run = run_with("shard_d_vs_batch", {{"plan.preset", "megatron_tp"}});
+  REQUIRE(run.notes.size() == 1);
+  CHECK_THAT(run.notes.front(),
+             Catch::Contains("1 kv_heads do not divide over mesh axis 'model' (2): replicated"));
+}
+
+TEST_CASE("plans are validated: divisibility, tiers, domains, rules", "[plan]") {
+  // 8 query heads over 16 chips do not divide.
+  CHECK_THROWS_WITH(run_with("shard_d_vs_batch",
+                             {{"plan.preset", "megatron_tp"}, {"plan.mesh.model", "16 over ici"}}),
+                    Catch::Contains("axis 'heads' of size 8 (q_proj.weight of "
+                                    "decoder/layer/q_proj) does not divide over mesh axis 'model' "
+                                    "(16)"));
+  CHECK_THROWS_WITH(
+      parse("plan: {preset: megatron_tp, mesh: {model: 16 over nvlink}}\n", "h100_sxm"),
+      "plan.yaml:1:35: error: 'plan.mesh': the mesh puts 16 devices on nvlink, whose "
+      "domain is 8 devices");
+  CHECK_THROWS_WITH(parse("plan: {preset: megatron_tp, mesh: {model: 8 over ici}}\n", "h100_sxm"),
+                    Catch::Contains("NVIDIA H100 SXM5 80GB has no network tier 'ici' (tiers: "
+                                    "nvlink, ib)"));
+  CHECK_THROWS_WITH(
+      parse("plan: {mesh: {model: 8 over nvlink}, rules: {mlp: tensor}}\n", "h100_sxm"),
+      Catch::Contains("'plan.rules.mlp': no mesh axis 'tensor' in 'mesh'"));
+  CHECK_THROWS_WITH(parse("plan: {mesh: {model: eight}}\n", "h100_sxm"),
+                    Catch::Contains("expected \"N over TIER\""));
+  CHECK_THROWS_WITH(
+      parse("plan: {preset: megatron_tp_dp, mesh: {model: 8 over nvlink}}\n", "h100_sxm"),
+      Catch::Contains("preset 'megatron_tp_dp' shards 'batch' over mesh axis 'data', "
+                      "which the mesh lacks"));
+  CHECK_THROWS_WITH(
+      parse("plan: {mesh: {model: 2 over nvlink}}\n", "thor_t5000"),
+      Catch::Contains("has no network tier 'nvlink' (tiers: none; it is a single device)"));
+}
+
+TEST_CASE("a preset on a one-axis mesh uses that axis whatever its name", "[plan]") {
+  const auto plan = parse("plan: {preset: fsdp, mesh: {x: 8 over nvlink}}\n", "h100_sxm");
+  CHECK(plan.mesh_axis_for("batch", false) == "x");
+  CHECK(plan.mesh_axis_for("embed", true) == "x");
+  CHECK_FALSE(plan.mesh_axis_for("embed", false));  // activations keep their embed axis
+}
