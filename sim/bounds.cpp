@@ -39,6 +39,62 @@ Eigen::ArrayXd select(const OpGraph& graph, const CostTable& table, Predicate pr
   return mask;
 }
 
+// The critical path of one block: its ops (one instance, the same count for all) list-scheduled
+// in topological order on two streams, the device (compute and memory: max(T_math, T_mem)) and
+// the network (T_net), each op starting when its producers in the block are done and its stream
+// is free; × the block's count. Weight gathers have no producers, so they overlap compute.
+Seconds block_critical_path(const OpGraph& graph, const CostTable& table,
+                            const Eigen::ArrayXd& mask) {
+  std::vector<double> finish(graph.size(), 0.0);
+  std::vector<bool> in_block(graph.size(), false);
+  double device_free = 0.0;
+  double network_free = 0.0;
+  double makespan = 0.0;
+  double count = 0.0;
+  // Issue order: topological, except that an op with no producers (a weight gather) is issued
+  // just before the op it feeds, as a prefetching runtime would.
+  std::vector<std::size_t> position(graph.size(), 0);
+  for (std::size_t row = 0; row < table.order.size(); ++row) {
+    position[table.order[row]] = row;
+  }
+  std::vector<std::pair<double, std::size_t>> issue;
+  for (std::size_t row = 0; row < table.order.size(); ++row) {
+    const OpGraph::Vertex vertex = table.order[row];
+    double key = static_cast<double>(row);
+    if (boost::in_degree(vertex, graph.graph()) == 0 &&
+        boost::out_degree(vertex, graph.graph()) > 0) {
+      const auto consumer =
+          boost::target(*boost::out_edges(vertex, graph.graph()).first, graph.graph());
+      key = static_cast<double>(position[consumer]) - 0.5;
+    }
+    issue.emplace_back(key, row);
+  }
+  std::stable_sort(issue.begin(), issue.end());
+  for (const auto& [key, row] : issue) {
+    const auto index = static_cast<Eigen::Index>(row);
+    if (mask(index) == 0.0) {
+      continue;
+    }
+    const OpGraph::Vertex vertex = table.order[row];
+    in_block[vertex] = true;
+    double ready = 0.0;
+    for (auto edge : boost::make_iterator_range(boost::in_edges(vertex, graph.graph()))) {
+      const OpGraph::Vertex producer = boost::source(edge, graph.graph());
+      ready = in_block[producer] ? std::max(ready, finish[producer]) : ready;
+    }
+    const bool network = graph.op(vertex).kind == OpKind::collective;
+    double& stream = network ? network_free : device_free;
+    const double duration = network ? table.times(index, CostTable::kNetworkColumn)
+                                    : std::max(table.times(index, CostTable::kMathColumn),
+                                               table.times(index, CostTable::kMemoryColumn));
+    finish[vertex] = std::max(ready, stream) + duration;
+    stream = finish[vertex];
+    makespan = std::max(makespan, finish[vertex]);
+    count = table.counts(index);
+  }
+  return Seconds(makespan * count);
+}
+
 }  // namespace
 
 Bounds compute_bounds(const OpGraph& graph, const CostTable& table) {
@@ -48,16 +104,21 @@ Bounds compute_bounds(const OpGraph& graph, const CostTable& table) {
   for (const OpGraph::Stage& graph_stage : graph.stages) {
     const std::string& stage = graph_stage.name;
     const std::int64_t steps = graph_stage.steps;
-    bounds.stages.push_back(
-        {stage, "", steps,
-         sum_rows(table, select(graph, table, [&](const Op& op) { return op.stage == stage; }))});
+    GroupBounds stage_bounds{
+        stage, "", steps,
+        sum_rows(table, select(graph, table, [&](const Op& op) { return op.stage == stage; }))};
     for (const char* block : {"embed", "layer", "head"}) {
       const Eigen::ArrayXd mask = select(
           graph, table, [&](const Op& op) { return op.stage == stage && op.block == block; });
       if (mask.sum() > 0.0) {
-        bounds.blocks.push_back({stage, block, steps, sum_rows(table, mask)});
+        GroupBounds block_bounds{stage, block, steps, sum_rows(table, mask)};
+        block_bounds.totals.t_critical = block_critical_path(graph, table, mask);
+        stage_bounds.totals.t_critical += block_bounds.totals.t_critical;
+        bounds.blocks.push_back(block_bounds);
       }
     }
+    bounds.total.t_critical += stage_bounds.totals.t_critical;
+    bounds.stages.push_back(stage_bounds);
   }
   return bounds;
 }

@@ -18,6 +18,7 @@ struct Totals {
   Seconds t_net;         ///< Σ T_net (collectives)
   Seconds t_lower;       ///< Σ max(T_math, T_mem): ops run one after another, each overlapped
   Seconds t_upper;       ///< Σ (T_math + T_mem): nothing overlaps
+  Seconds t_critical;    ///< critical path over a device stream and a network stream
   Seconds t_overlapped;  ///< max(Σ T_math, Σ T_mem, Σ T_net): everything overlaps (loosest)
   Bound bound = Bound::memory;  ///< the roof with the larger Σ
 };

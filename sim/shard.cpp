@@ -105,9 +105,10 @@ Op collective_op(const Op& op, CollectiveKind kind, const std::string& suffix, B
 }
 
 struct ShardedOp {
-  std::vector<Op> before;  // collectives the op waits for
-  Op op;                   // the per-device op
-  std::vector<Op> after;   // collectives that finish its output
+  std::vector<Op> prefetch;  // weight gathers: they need no activation, so they can run early
+  std::vector<Op> before;    // activation gathers the op waits for
+  Op op;                     // the per-device op
+  std::vector<Op> after;     // collectives that finish its output
 };
 
 // The four sharded-matmul cases, per mesh axis, on the activation (0) and weight (1) operands.
@@ -155,7 +156,7 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
     } else if (w_contracting || (!x_axis.empty() && !w_axis.empty() && x_axis != w_axis)) {
       // Case 2 on the weight (FSDP), or case 4 (both non-contracting on one mesh axis).
       unshard(1, w_axis);
-      result.before.push_back(
+      result.prefetch.push_back(
           collective_op(op, CollectiveKind::all_gather, "all_gather_weight",
                         Sharder::local(op.inputs[1], layouts[1], sharder.plan()).bytes(), mesh,
                         sharder.plan().in_network_reduction));
@@ -233,8 +234,14 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       append(std::move(part));
     }
     append(std::move(parts.op));
+    const std::optional<OpGraph::Vertex> first_compute = previous;
     for (Op& part : parts.after) {
       append(std::move(part));
+    }
+    // Weight gathers hang off nothing but the op they feed: a schedule may run them ahead.
+    const OpGraph::Vertex compute = first_compute ? *first_compute : *first;
+    for (Op& part : parts.prefetch) {
+      sharded.graph.add_edge(sharded.graph.add_op(std::move(part)), compute, "weight");
     }
     ends[vertex] = {*first, *previous};
     for (auto edge : boost::make_iterator_range(boost::in_edges(vertex, graph.graph()))) {

@@ -144,3 +144,17 @@ TEST_CASE("a preset on a one-axis mesh uses that axis whatever its name", "[plan
   CHECK(plan.mesh_axis_for("embed", true) == "x");
   CHECK_FALSE(plan.mesh_axis_for("embed", false));  // activations keep their embed axis
 }
+
+TEST_CASE("critical path: collectives that feed the next op do not overlap, prefetches do",
+          "[plan][bounds]") {
+  // One device: one stream, so the critical path is the sum of the per-op maxima.
+  const auto single = run_with("llama3_70b_tp8_h100", {{"plan", "single"}});
+  CHECK(single.bounds.total.t_critical.si() == Approx(single.bounds.total.t_lower.si()));
+  // Megatron TP: each all-reduce waits for its matmul and the next op waits for it: no overlap.
+  const auto tp = run_with("llama3_70b_tp8_h100");
+  CHECK(tp.bounds.total.t_critical.si() == Approx(tp.bounds.total.t_lower.si()));
+  // FSDP: weight gathers need no activations, so they run while earlier ops compute.
+  const auto fsdp = run_with("llama3_70b_tp8_h100", {{"plan.preset", "fsdp"}});
+  CHECK(fsdp.bounds.total.t_critical < fsdp.bounds.total.t_lower);
+  CHECK(fsdp.bounds.total.t_critical >= fsdp.bounds.total.t_overlapped);
+}

@@ -16,10 +16,15 @@ Json critical_value(const std::optional<CriticalBatch>& critical) {
 }
 
 Json totals_json(const Totals& totals) {
-  return Json{{"flops", totals.flops.si()},       {"bytes", totals.bytes.si()},
-              {"t_math_s", totals.t_math.si()},   {"t_mem_s", totals.t_mem.si()},
-              {"t_net_s", totals.t_net.si()},     {"t_lower_s", totals.t_lower.si()},
-              {"t_upper_s", totals.t_upper.si()}, {"t_overlapped_s", totals.t_overlapped.si()},
+  return Json{{"flops", totals.flops.si()},
+              {"bytes", totals.bytes.si()},
+              {"t_math_s", totals.t_math.si()},
+              {"t_mem_s", totals.t_mem.si()},
+              {"t_net_s", totals.t_net.si()},
+              {"t_lower_s", totals.t_lower.si()},
+              {"t_upper_s", totals.t_upper.si()},
+              {"t_critical_path_s", totals.t_critical.si()},
+              {"t_overlapped_s", totals.t_overlapped.si()},
               {"bound", to_string(totals.bound)}};
 }
 

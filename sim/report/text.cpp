@@ -28,7 +28,7 @@ void add_totals_row(TextTable& table, const std::string& label, const std::strin
                     const Totals& totals) {
   table.add_row({label, steps, flops(totals.flops), bytes(totals.bytes), seconds(totals.t_math),
                  seconds(totals.t_mem), seconds(totals.t_net), seconds(totals.t_lower),
-                 seconds(totals.t_upper), seconds(totals.t_overlapped),
+                 seconds(totals.t_upper), seconds(totals.t_critical), seconds(totals.t_overlapped),
                  std::string(to_string(totals.bound))});
 }
 
@@ -97,8 +97,9 @@ void write_header(std::ostream& out, const RunResult& result) {
 }
 
 void write_stages(std::ostream& out, const RunResult& result) {
-  out << "Stages (all steps; lower = Σ per-op max, upper = Σ per-op sum, overlapped = "
-         "max(ΣT_math, ΣT_mem, ΣT_net))\n";
+  out << "Stages (all steps; lower = Σ per-op max, upper = Σ per-op sum, critical path = a device\n"
+         "and a network stream overlapping independent ops, overlapped = max(ΣT_math, ΣT_mem, "
+         "ΣT_net))\n";
   TextTable table({{"stage", Align::left},
                    {"runs"},
                    {"FLOPs"},
@@ -108,6 +109,7 @@ void write_stages(std::ostream& out, const RunResult& result) {
                    {"ΣT_net"},
                    {"lower"},
                    {"upper"},
+                   {"critical path"},
                    {"overlapped"},
                    {"bound", Align::left}});
   for (const GroupBounds& stage : result.bounds.stages) {
