@@ -99,6 +99,81 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
                    std::move(notes)};
 }
 
+namespace {
+
+// T_math and the chosen roof's time over the query's scope.
+std::pair<Seconds, Seconds> scope_times(const RunResult& run, const ThresholdQuery& query) {
+  const auto roof_of = [&](const Totals& totals) {
+    return query.roof == Bound::network ? totals.t_net : totals.t_mem;
+  };
+  if (query.scope.empty()) {
+    return {run.bounds.total.t_math, roof_of(run.bounds.total)};
+  }
+  const std::size_t slash = query.scope.find('/');
+  const std::string stage = query.scope.substr(0, slash);
+  const std::string group = slash == std::string::npos ? "" : query.scope.substr(slash + 1);
+  Seconds t_math;
+  Seconds t_roof;
+  bool found = false;
+  for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+    const Op& op = run.graph.op(run.table.order[row]);
+    if (op.stage != stage || op.group != group) {
+      continue;
+    }
+    found = true;
+    const OpCost& cost = run.table.costs[row];
+    const auto count = static_cast<double>(op.count);
+    t_math += cost.t_math * count;
+    t_roof += (query.roof == Bound::network ? cost.t_net : cost.t_mem) * count;
+  }
+  if (!found) {
+    throw InputError(
+        fmt::format("--scope {}: no ops of group '{}' in stage '{}' (write "
+                    "STAGE/GROUP, e.g. prefix/mlp)",
+                    query.scope, group, stage));
+  }
+  return {t_math, t_roof};
+}
+
+}  // namespace
+
+ThresholdResult find_threshold(const ThresholdQuery& query,
+                               const std::function<Scenario(std::int64_t)>& load,
+                               const std::function<Roofs(const Scenario&)>& roofs_of) {
+  ThresholdResult result;
+  const auto evaluate = [&](std::int64_t value) {
+    ++result.evaluations;
+    Scenario scenario = load(value);
+    Roofs roofs = roofs_of(scenario);
+    const RunResult run = analyze(std::move(scenario), std::move(roofs));
+    const auto [t_math, t_roof] = scope_times(run, query);
+    result.t_math = t_math;
+    result.t_roof = t_roof;
+    return t_math >= t_roof;
+  };
+  // Bracket by doubling, then bisect: the smallest value with T_math ≥ T_roof (T_math − T_roof
+  // grows with the batch or sequence for every op rsim models).
+  // Work in units of `step`: value = step · k.
+  const std::int64_t limit = std::max<std::int64_t>(1, query.high / query.step);
+  const auto holds = [&](std::int64_t units) { return evaluate(units * query.step); };
+  std::int64_t low = 0;
+  std::int64_t high = 1;
+  while (!holds(high)) {
+    if (high >= limit) {
+      return result;
+    }
+    low = high;
+    high = std::min(2 * high, limit);
+  }
+  while (high - low > 1) {
+    const std::int64_t middle = low + (high - low) / 2;
+    (holds(middle) ? high : low) = middle;
+  }
+  holds(high);
+  result.value = high * query.step;
+  return result;
+}
+
 std::optional<MatmulSharding> parse_matmul_sharding(std::string_view name) {
   if (name == "d") {
     return MatmulSharding::contract;

@@ -11,6 +11,7 @@
 #include "sim/shard.hpp"
 #include "sim/thresholds.hpp"
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -90,6 +91,30 @@ struct MatmulResult {
 };
 
 MatmulResult analyze_matmul(const MatmulShape& shape, Roofs roofs, const MatmulPlan& plan = {});
+
+/// `rsim threshold`: the smallest value of an integer scenario key (workload.batch,
+/// workload.seq_len) at which ΣT_math reaches ΣT_mem (or ΣT_net) over a scope: the whole run, or
+/// one matmul group of one stage ("prefix/mlp"). Found by bracketing (doubling) and bisection on
+/// the real cost model, so it agrees with the closed forms where they exist.
+struct ThresholdQuery {
+  std::string key = "workload.batch";
+  Bound roof = Bound::memory;                 ///< memory or network
+  std::string scope;                          ///< "" for the whole run, else "stage/group"
+  std::int64_t high = std::int64_t{1} << 24;  ///< search up to here
+  std::int64_t step = 1;  ///< values searched are multiples of this (a plan's batch split)
+};
+
+struct ThresholdResult {
+  std::optional<std::int64_t> value;  ///< nullopt: T_math stays below the roof up to `high`
+  Seconds t_math;                     ///< at `value` (or at `high`)
+  Seconds t_roof;
+  int evaluations = 0;
+};
+
+/// `load(x)` must return the scenario with the key set to x, and `roofs_of` its roofs.
+ThresholdResult find_threshold(const ThresholdQuery& query,
+                               const std::function<Scenario(std::int64_t)>& load,
+                               const std::function<Roofs(const Scenario&)>& roofs_of);
 
 /// One collective on one network tier (`rsim collective`).
 struct CollectiveResult {

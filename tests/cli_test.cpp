@@ -151,7 +151,8 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
       {{"matmul", "--hardware", "tpu_v5e", "--b", "0", "--d", "8", "--f", "8"}, "--b"},
       {{"run", scenario("pi05_thor"), "--format", "xml"}, "--format"},
       {{"frobnicate"},
-       "unknown command 'frobnicate' (commands: run, whatif, compare, roofs, matmul, collective)"},
+       "unknown command 'frobnicate' (commands: run, whatif, compare, threshold, roofs, matmul, "
+       "collective)"},
   };
   for (const Case& test : cases) {
     INFO(test.args.front() << " " << (test.args.size() > 1 ? test.args[1] : ""));
@@ -277,4 +278,34 @@ TEST_CASE("rsim compare puts plans side by side", "[cli][plan]") {
   const auto bad = rsim_cli({"compare", scenario("pi05_thor"), "--plan", "megatron_tp"});
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("plan"));
+}
+
+TEST_CASE("rsim threshold brackets the cost model and agrees with the closed forms",
+          "[cli][thresholds]") {
+  const auto threshold = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "threshold");
+    args.emplace_back("--format");
+    args.emplace_back("json");
+    const auto outcome = rsim_cli(args);
+    REQUIRE(outcome.code == 0);
+    return nlohmann::json::parse(outcome.out);
+  };
+  // Gemma 2B's MLP group on v5e in bf16: the exact root is 275.2 tokens (whatif_test derives
+  // T = 3I·DF / (3DF − I(2D + 3F))), so the smallest whole batch is 276.
+  CHECK(threshold({scenario("quantization_v5e"), "--scope", "decoder/mlp"})["value"] == 276);
+  // Shard over D: the all-reduced partial sums grow with B as fast as the FLOPs, so no batch
+  // escapes the network roof (seed 004: it depends on D, not B).
+  CHECK(threshold({scenario("shard_d_vs_batch"), "--roof", "network", "--max", "65536"})["value"]
+            .is_null());
+  // Shard over batch on 2 chips: the search steps by 2, and each chip needs its own ≈ 275.
+  const auto by_batch = threshold({scenario("shard_d_vs_batch"), "--plan", "shard_batch"});
+  CHECK(by_batch["step"] == 2);
+  CHECK(by_batch["value"] == 550);
+  // π0.5's prefix MLP in fp8 (1 B everywhere): FLOPs 6TDF, bytes 2TD + 3DF + 3TF, so
+  // T = 3I·DF / (6DF − I(2D + 3F)) = 3 · 1893.8 · 2048 · 16384 / (201,326,592 − 1893.8 · 53,248)
+  // = 1897 tokens: 2 observations of 968 tokens (1936) are the first past it.
+  CHECK(threshold({scenario("pi05_thor"), "--scope", "prefix/mlp"})["value"] == 2);
+  const auto bad = rsim_cli({"threshold", scenario("pi05_thor"), "--param", "d_model"});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("use rsim matmul --shard d"));
 }

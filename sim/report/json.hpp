@@ -12,6 +12,8 @@ nlohmann::ordered_json run_to_json(const RunResult& result);
 nlohmann::ordered_json roofs_to_json(const Roofs& roofs);
 nlohmann::ordered_json matmul_to_json(const MatmulResult& result);
 nlohmann::ordered_json collective_to_json(const CollectiveResult& result);
+nlohmann::ordered_json threshold_to_json(const ThresholdQuery& query,
+                                         const ThresholdResult& result);
 /// The baseline and its variants side by side (`rsim whatif`); runs[0] is the baseline.
 nlohmann::ordered_json whatif_to_json(const std::vector<RunResult>& runs);
 /// The flat record of one what-if row (a JSON "variants" entry less its critical batches; a CSV

@@ -369,6 +369,24 @@ void write_roofs_text(std::ostream& out, const Roofs& roofs) {
   ridge_table.print(out, "  ");
 }
 
+void write_threshold_text(std::ostream& out, const ThresholdQuery& query,
+                          const ThresholdResult& result) {
+  const std::string scope = query.scope.empty() ? "the whole run" : query.scope;
+  const std::string roof = query.roof == Bound::network ? "ΣT_net" : "ΣT_mem";
+  if (!result.value) {
+    out << fmt::format(
+        "{}: ΣT_math stays below {} over {} up to {} (there ΣT_math = {}, {} = {}); "
+        "it never turns compute-bound in this parameter\n",
+        query.key, roof, scope, query.high, seconds(result.t_math), roof, seconds(result.t_roof));
+    return;
+  }
+  out << fmt::format(
+      "{}: ΣT_math reaches {} over {} at {} (ΣT_math = {}, {} = {}; {} evaluations "
+      "of the cost model)\n",
+      query.key, roof, scope, *result.value, seconds(result.t_math), roof, seconds(result.t_roof),
+      result.evaluations);
+}
+
 void write_collective_text(std::ostream& out, const CollectiveResult& result) {
   const Collective& collective = result.collective;
   const CollectiveCost& cost = result.cost;

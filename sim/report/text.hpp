@@ -21,6 +21,9 @@ void write_roofs_text(std::ostream& out, const Roofs& roofs);
 /// One matmul: FLOPs, bytes, intensity, times, bound, critical batch.
 void write_matmul_text(std::ostream& out, const MatmulResult& result);
 
+/// Where T_math reaches the roof as a scenario key grows.
+void write_threshold_text(std::ostream& out, const ThresholdQuery& query,
+                          const ThresholdResult& result);
 /// One collective: the algorithm, hops, bandwidth and latency terms.
 void write_collective_text(std::ostream& out, const CollectiveResult& result);
 

@@ -87,6 +87,7 @@ struct ScenarioOptions {
   RoofOptions roofs;
   std::vector<std::string> sets;
   std::string precision;
+  std::string plan;
   std::string variant;
 };
 
@@ -113,6 +114,9 @@ ScenarioOverrides scenario_overrides(const ScenarioOptions& options) {
   }
   if (!options.precision.empty()) {
     overrides.sets.emplace_back("precision", options.precision);
+  }
+  if (!options.plan.empty()) {
+    overrides.sets.emplace_back("plan.preset", options.plan);
   }
   return overrides;
 }
@@ -205,6 +209,55 @@ int compare_command(const ScenarioOptions& options, const std::vector<std::strin
     write_whatif_csv(out, runs);
   } else {
     write_whatif_text(out, runs);
+  }
+  return kExitOk;
+}
+
+struct ThresholdOptions {
+  ScenarioOptions scenario;
+  std::string param = "batch";
+  std::string roof = "memory";
+  std::string scope;
+  std::int64_t high = std::int64_t{1} << 24;
+};
+
+int threshold_command(const ThresholdOptions& options, std::ostream& out) {
+  ThresholdQuery query;
+  // Short names for the workload keys; any other dotted key is taken as is.
+  query.key = options.param == "batch"     ? "workload.batch"
+              : options.param == "seq_len" ? "workload.seq_len"
+                                           : options.param;
+  if (query.key != "workload.batch" && query.key != "workload.seq_len") {
+    throw InputError(fmt::format(
+        "--param {}: expected batch or seq_len (the model width D is a model property: use rsim "
+        "matmul --shard d for the critical D of a D-sharded matmul)",
+        options.param));
+  }
+  query.roof = options.roof == "network" ? Bound::network : Bound::memory;
+  query.scope = options.scope;
+  query.high = options.high;
+  const ScenarioOverrides base = scenario_overrides(options.scenario);
+  const Scenario baseline = load_scenario(options.scenario.scenario, base);
+  if (query.key == "workload.batch") {
+    // A plan that splits the batch needs a multiple of the devices it splits it over.
+    if (const auto axis = baseline.plan.mesh_axis_for("batch", false)) {
+      query.step = baseline.plan.find_axis(*axis)->size;
+    }
+  }
+  const auto load = [&](std::int64_t value) {
+    ScenarioOverrides overrides = base;
+    overrides.sets.emplace_back(query.key, std::to_string(value));
+    return load_scenario(options.scenario.scenario, overrides);
+  };
+  const auto roofs_of = [&](const Scenario& scenario) {
+    return scenario_roofs(scenario, options.scenario.roofs.mode,
+                          parse_overrides(options.scenario.roofs));
+  };
+  const ThresholdResult result = find_threshold(query, load, roofs_of);
+  if (options.scenario.roofs.format == "json") {
+    out << threshold_to_json(query, result).dump(2) << '\n';
+  } else {
+    write_threshold_text(out, query, result);
   }
   return kExitOk;
 }
@@ -370,6 +423,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   CLI::App* run = app.add_subcommand("run", "Cost a scenario op by op against its roofs");
   add_scenario_options(*run, run_options.scenario);
   run->add_option("--variant", run_options.scenario.variant, "Run one of the scenario's variants");
+  run->add_option("--plan", run_options.scenario.plan,
+                  "Use a plan preset on the scenario's mesh (e.g. megatron_tp, fsdp, shard_d)");
   run->add_option("--explain", run_options.explain,
                   "Print one op's formulas with the numbers put in (e.g. prefix/layer/qkv_proj)");
   run->add_option("--top", run_options.top, "Rows in the top-ops table (0 = all)");
@@ -380,6 +435,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_scenario_options(*whatif, whatif_options);
   whatif->add_option("--variant", whatif_options.variant,
                      "Compare one variant with the baseline (default: all)");
+  whatif->add_option("--plan", whatif_options.plan, "Use a plan preset on the scenario's mesh");
 
   ScenarioOptions compare_options;
   std::vector<std::string> compare_plans;
@@ -391,6 +447,22 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                    "A plan preset to compare against the scenario's own plan (repeatable): "
                    "data_parallel, megatron_tp, megatron_tp_dp, fsdp, shard_d, shard_batch")
       ->required();
+
+  ThresholdOptions threshold_options;
+  CLI::App* threshold = app.add_subcommand(
+      "threshold",
+      "Find where ΣT_math reaches the memory or network roof as batch or seq_len grows");
+  add_scenario_options(*threshold, threshold_options.scenario);
+  threshold->add_option("--variant", threshold_options.scenario.variant, "Use one of the variants");
+  threshold->add_option("--plan", threshold_options.scenario.plan,
+                        "Use a plan preset on the scenario's mesh");
+  threshold->add_option("--param", threshold_options.param, "batch (default) or seq_len");
+  threshold->add_option("--roof", threshold_options.roof, "memory (default) or network")
+      ->check(CLI::IsMember({"memory", "network"}));
+  threshold->add_option("--scope", threshold_options.scope,
+                        "A matmul group of a stage, e.g. prefix/mlp (default: the whole run)");
+  threshold->add_option("--max", threshold_options.high, "Search up to this value (default 2^24)")
+      ->check(CLI::PositiveNumber);
 
   std::string roofs_hardware;
   RoofOptions roofs_options;
@@ -462,7 +534,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                          "Override a tier's bandwidth: TIER=RATE, e.g. ici=5e10");
 
   const std::string first = argc > 1 ? argv[1] : "";
-  constexpr std::array<std::string_view, 6> kCommands{"run",   "whatif", "compare",
+  constexpr std::array<std::string_view, 7> kCommands{"run",   "whatif", "compare",   "threshold",
                                                       "roofs", "matmul", "collective"};
   if (!first.empty() && first[0] != '-' &&
       std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
@@ -489,6 +561,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     }
     if (*whatif) {
       return whatif_command(whatif_options, out);
+    }
+    if (*threshold) {
+      return threshold_command(threshold_options, out);
     }
     if (*compare) {
       return compare_command(compare_options, compare_plans, out);
