@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 namespace rsim {
@@ -153,34 +154,7 @@ HardwareMode parse_mode(const ConfigNode::Entry& entry, const HardwareSpec& spec
     }
     mode.clock = Hertz(clock->as_quantity(Dimension::frequency));
   }
-  if (const ConfigNode* peaks = node.find("peaks")) {
-    for (const ConfigNode::Entry& peak : peaks->entries()) {
-      bool known = false;
-      for (const ComputePath& path : spec.compute) {
-        known = known || path.name == peak.key;
-      }
-      if (!known) {
-        throw ConfigError(peak.key_mark, fmt::format("'{}': no compute path '{}' in 'compute'",
-                                                     peak.value.path(), peak.key));
-      }
-      mode.peaks.emplace_back(peak.key,
-                              FlopsPerSecond(peak.value.as_quantity(Dimension::flop_rate)));
-    }
-  }
-  if (const ConfigNode* bandwidths = node.find("bandwidths")) {
-    for (const ConfigNode::Entry& bandwidth : bandwidths->entries()) {
-      bool known = false;
-      for (const MemoryTier& tier : spec.memory) {
-        known = known || tier.name == bandwidth.key;
-      }
-      if (!known) {
-        throw ConfigError(bandwidth.key_mark, fmt::format("'{}': no memory tier '{}' in 'memory'",
-                                                          bandwidth.value.path(), bandwidth.key));
-      }
-      mode.bandwidths.emplace_back(
-          bandwidth.key, BytesPerSecond(bandwidth.value.as_quantity(Dimension::byte_rate)));
-    }
-  }
+  mode.overrides = parse_roof_overrides(node, spec);
   if (const ConfigNode* source = node.find("source")) {
     mode.source = source->as_string();
   }
@@ -194,7 +168,7 @@ void parse_modes(const ConfigNode& document, HardwareSpec& spec) {
     if (default_mode != nullptr) {
       default_mode->fail("'default_mode' needs a 'modes' map");
     }
-    spec.modes.push_back(HardwareMode{"default", std::nullopt, {}, {}, ""});
+    spec.modes.push_back(HardwareMode{"default", std::nullopt, {}, ""});
     spec.default_mode = "default";
     return;
   }
@@ -231,6 +205,40 @@ std::string_view to_string(ComputeUnit unit) {
     }
   }
   return "unknown";
+}
+
+RoofOverrides parse_roof_overrides(const ConfigNode& node, const HardwareSpec& spec) {
+  RoofOverrides overrides;
+  if (const ConfigNode* peaks = node.find("peaks")) {
+    for (const ConfigNode::Entry& peak : peaks->entries()) {
+      const bool known =
+          std::any_of(spec.compute.begin(), spec.compute.end(),
+                      [&](const ComputePath& path) { return path.name == peak.key; });
+      if (!known) {
+        throw ConfigError(peak.key_mark, fmt::format("'{}': {} has no compute path '{}'",
+                                                     peak.value.path(), spec.name, peak.key));
+      }
+      overrides.peaks.emplace_back(peak.key,
+                                   FlopsPerSecond(peak.value.as_quantity(Dimension::flop_rate)));
+    }
+  }
+  if (const ConfigNode* bandwidths = node.find("bandwidths")) {
+    for (const ConfigNode::Entry& bandwidth : bandwidths->entries()) {
+      const bool known =
+          std::any_of(spec.memory.begin(), spec.memory.end(),
+                      [&](const MemoryTier& tier) { return tier.name == bandwidth.key; }) ||
+          std::any_of(spec.network.begin(), spec.network.end(),
+                      [&](const NetworkTier& tier) { return tier.name == bandwidth.key; });
+      if (!known) {
+        throw ConfigError(bandwidth.key_mark,
+                          fmt::format("'{}': {} has no memory or network tier '{}'",
+                                      bandwidth.value.path(), spec.name, bandwidth.key));
+      }
+      overrides.bandwidths.emplace_back(
+          bandwidth.key, BytesPerSecond(bandwidth.value.as_quantity(Dimension::byte_rate)));
+    }
+  }
+  return overrides;
 }
 
 HardwareSpec parse_hardware(const ConfigNode& document) {
@@ -317,6 +325,44 @@ std::string Roofs::path_names() const {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
+namespace {
+
+void apply_overrides(Roofs& roofs, const RoofOverrides& overrides, const std::string& hardware) {
+  for (const auto& [name, peak] : overrides.peaks) {
+    ComputePath* path = nullptr;
+    for (ComputePath& candidate : roofs.compute) {
+      path = candidate.name == name ? &candidate : path;
+    }
+    if (path == nullptr) {
+      throw InputError(fmt::format("--peak {}: {} has no compute path '{}' (paths: {})", name,
+                                   hardware, name, roofs.path_names()));
+    }
+    path->peak = peak;
+  }
+  for (const auto& [name, bandwidth] : overrides.bandwidths) {
+    bool found = false;
+    std::vector<std::string> tier_names;
+    for (MemoryTier& tier : roofs.memory) {
+      found = found || tier.name == name;
+      tier.bandwidth =
+          tier.name == name ? std::optional<BytesPerSecond>(bandwidth) : tier.bandwidth;
+      tier_names.push_back(tier.name);
+    }
+    for (NetworkTier& tier : roofs.network) {
+      found = found || tier.name == name;
+      tier.bandwidth = tier.name == name ? bandwidth : tier.bandwidth;
+      tier_names.push_back(tier.name);
+    }
+    if (!found) {
+      throw InputError(
+          fmt::format("--bandwidth {}: {} has no memory or network tier '{}' (tiers: {})", name,
+                      hardware, name, fmt::join(tier_names, ", ")));
+    }
+  }
+}
+
+}  // namespace
+
 Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode_name,
                     const RoofOverrides& overrides) {
   if (mode_name.empty()) {
@@ -342,56 +388,8 @@ Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode_name,
       path.peak = path.peak * (*mode->clock / *spec.clock);
     }
   }
-  for (const auto& [name, peak] : mode->peaks) {
-    for (ComputePath& path : roofs.compute) {
-      if (path.name == name) {
-        path.peak = peak;
-      }
-    }
-  }
-  for (const auto& [name, bandwidth] : mode->bandwidths) {
-    for (MemoryTier& tier : roofs.memory) {
-      if (tier.name == name) {
-        tier.bandwidth = bandwidth;
-      }
-    }
-  }
-  for (const auto& [name, peak] : overrides.peaks) {
-    ComputePath* path = nullptr;
-    for (ComputePath& candidate : roofs.compute) {
-      path = candidate.name == name ? &candidate : path;
-    }
-    if (path == nullptr) {
-      throw InputError(fmt::format("--peak {}: {} has no compute path '{}' (paths: {})", name,
-                                   spec.name, name, roofs.path_names()));
-    }
-    path->peak = peak;
-  }
-  for (const auto& [name, bandwidth] : overrides.bandwidths) {
-    MemoryTier* tier = nullptr;
-    std::vector<std::string> tier_names;
-    for (MemoryTier& candidate : roofs.memory) {
-      tier = candidate.name == name ? &candidate : tier;
-      tier_names.push_back(candidate.name);
-    }
-    bool network_tier = false;
-    for (NetworkTier& candidate : roofs.network) {
-      if (candidate.name == name) {
-        candidate.bandwidth = bandwidth;
-        network_tier = true;
-      }
-      tier_names.push_back(candidate.name);
-    }
-    if (network_tier) {
-      continue;
-    }
-    if (tier == nullptr) {
-      throw InputError(
-          fmt::format("--bandwidth {}: {} has no memory or network tier '{}' (tiers: {})", name,
-                      spec.name, name, fmt::join(tier_names, ", ")));
-    }
-    tier->bandwidth = bandwidth;
-  }
+  apply_overrides(roofs, mode->overrides, spec.name);
+  apply_overrides(roofs, overrides, spec.name);
   return roofs;
 }
 

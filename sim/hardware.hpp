@@ -68,11 +68,16 @@ struct NetworkTier {
 };
 
 /// A power/clock mode: explicit peaks and bandwidths, else peaks scaled by clock / base clock.
+/// Peaks and bandwidths that replace a hardware's own: a mode's, a variant's, the command line's.
+struct RoofOverrides {
+  std::vector<std::pair<std::string, FlopsPerSecond>> peaks;
+  std::vector<std::pair<std::string, BytesPerSecond>> bandwidths;  ///< memory or network tiers
+};
+
 struct HardwareMode {
   std::string name;
   std::optional<Hertz> clock;
-  std::vector<std::pair<std::string, FlopsPerSecond>> peaks;
-  std::vector<std::pair<std::string, BytesPerSecond>> bandwidths;
+  RoofOverrides overrides;  ///< explicit figures of this mode
   std::string source;
 };
 
@@ -89,12 +94,6 @@ struct HardwareSpec {
   std::vector<NetworkTier> network;
   std::vector<HardwareMode> modes;
   std::string default_mode;
-};
-
-/// Command-line or scenario overrides of peaks and bandwidths (applied after the mode).
-struct RoofOverrides {
-  std::vector<std::pair<std::string, FlopsPerSecond>> peaks;
-  std::vector<std::pair<std::string, BytesPerSecond>> bandwidths;  ///< memory or network tiers
 };
 
 /// The roofs of one hardware in one mode: what every cost is measured against.
@@ -115,6 +114,10 @@ struct Roofs {
   /// Compute path names, comma-separated, for error messages.
   [[nodiscard]] std::string path_names() const;
 };
+
+/// Reads the `peaks` ({path: rate}) and `bandwidths` ({tier: rate}) maps of a YAML node, checking
+/// every path and (memory or network) tier against the hardware.
+RoofOverrides parse_roof_overrides(const ConfigNode& node, const HardwareSpec& spec);
 
 /// Builds a HardwareSpec from a parsed YAML document (errors carry file:line:col).
 HardwareSpec parse_hardware(const ConfigNode& document);

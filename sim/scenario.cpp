@@ -158,41 +158,6 @@ std::vector<std::string> parse_per_batch_weights(const ConfigNode& node) {
   return groups;
 }
 
-RoofOverrides parse_roof_overrides(const ConfigNode& variant, const HardwareSpec& hardware) {
-  RoofOverrides overrides;
-  if (const ConfigNode* peaks = variant.find("peaks")) {
-    for (const ConfigNode::Entry& entry : peaks->entries()) {
-      bool known = false;
-      for (const ComputePath& path : hardware.compute) {
-        known = known || path.name == entry.key;
-      }
-      if (!known) {
-        throw ConfigError(entry.key_mark,
-                          fmt::format("'{}': {} has no compute path '{}'", entry.value.path(),
-                                      hardware.name, entry.key));
-      }
-      overrides.peaks.emplace_back(entry.key,
-                                   FlopsPerSecond(entry.value.as_quantity(Dimension::flop_rate)));
-    }
-  }
-  if (const ConfigNode* bandwidths = variant.find("bandwidths")) {
-    for (const ConfigNode::Entry& entry : bandwidths->entries()) {
-      bool known = false;
-      for (const MemoryTier& tier : hardware.memory) {
-        known = known || tier.name == entry.key;
-      }
-      if (!known) {
-        throw ConfigError(entry.key_mark,
-                          fmt::format("'{}': {} has no memory tier '{}'", entry.value.path(),
-                                      hardware.name, entry.key));
-      }
-      overrides.bandwidths.emplace_back(
-          entry.key, BytesPerSecond(entry.value.as_quantity(Dimension::byte_rate)));
-    }
-  }
-  return overrides;
-}
-
 // The declared variants: a list of maps with unique names and known keys.
 std::vector<std::string> variant_names(const ConfigNode* variants) {
   std::vector<std::string> names;

@@ -169,7 +169,7 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
   return result;
 }
 
-ShardedOp shard_attention(const Op& op, const Sharder& sharder) {
+ShardedOp shard_local(const Op& op, const Sharder& sharder) {
   ShardedOp result;
   result.op = op;
   for (Tensor& tensor : result.op.inputs) {
@@ -178,6 +178,12 @@ ShardedOp shard_attention(const Op& op, const Sharder& sharder) {
   for (Tensor& tensor : result.op.outputs) {
     tensor = Sharder::local(tensor, sharder.layout(tensor, op), sharder.plan());
   }
+  return result;
+}
+
+// Fused attention: local tensors, and its shape follows the query's batch and heads.
+ShardedOp shard_attention(const Op& op, const Sharder& sharder) {
+  ShardedOp result = shard_local(op, sharder);
   const Tensor& query = result.op.inputs.front();
   for (const Axis& axis : query.axes) {
     if (axis.name == "seq" && axis.size != op.attention.query_tokens) {
@@ -192,18 +198,6 @@ ShardedOp shard_attention(const Op& op, const Sharder& sharder) {
     if (axis.name == "heads") {
       result.op.attention.heads = axis.size;
     }
-  }
-  return result;
-}
-
-ShardedOp shard_local(const Op& op, const Sharder& sharder) {
-  ShardedOp result;
-  result.op = op;
-  for (Tensor& tensor : result.op.inputs) {
-    tensor = Sharder::local(tensor, sharder.layout(tensor, op), sharder.plan());
-  }
-  for (Tensor& tensor : result.op.outputs) {
-    tensor = Sharder::local(tensor, sharder.layout(tensor, op), sharder.plan());
   }
   return result;
 }

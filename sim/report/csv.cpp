@@ -75,6 +75,10 @@ void write_whatif_csv(std::ostream& out, const std::vector<RunResult>& runs) {
   write_records(out, records);
 }
 
+void write_record_csv(std::ostream& out, const nlohmann::ordered_json& record) {
+  write_records(out, {record});
+}
+
 void write_collective_csv(std::ostream& out, const CollectiveResult& result) {
   write_records(out, {collective_to_json(result)});
 }

@@ -3,6 +3,8 @@
 
 #include "sim/analysis.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <ostream>
 
 namespace rsim {
@@ -13,6 +15,8 @@ void write_run_csv(std::ostream& out, const RunResult& result);
 void write_roofs_csv(std::ostream& out, const Roofs& roofs);
 /// A header and one row with the matmul's figures.
 void write_matmul_csv(std::ostream& out, const MatmulResult& result);
+/// A header and one row for any flat record (JSON object of scalars).
+void write_record_csv(std::ostream& out, const nlohmann::ordered_json& record);
 /// A header and one row with the collective's figures.
 void write_collective_csv(std::ostream& out, const CollectiveResult& result);
 /// One row per variant (baseline first).

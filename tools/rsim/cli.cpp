@@ -24,6 +24,19 @@ constexpr int kExitOk = 0;
 constexpr int kExitInternal = 1;
 constexpr int kExitInput = 2;
 
+// Prints a result as JSON, CSV or the text report, as `format` asks.
+template <class Json, class Csv, class Text>
+int emit(const std::string& format, std::ostream& out, Json json, Csv csv, Text text) {
+  if (format == "json") {
+    out << json().dump(2) << '\n';
+  } else if (format == "csv") {
+    csv(out);
+  } else {
+    text(out);
+  }
+  return kExitOk;
+}
+
 struct RoofOptions {
   std::string mode;
   std::vector<std::string> peaks;
@@ -152,19 +165,15 @@ int run_command(const RunOptions& options, std::ostream& out) {
     if (!found) {
       throw InputError(
           fmt::format("--explain {}: no such op (names look like "
-                      "\"prefix/layer/qkv_proj\" or \"qkv_proj\")",
+                      "\"prefix/layer/q_proj\" or \"q_proj\")",
                       options.explain));
     }
     return kExitOk;
   }
-  if (options.scenario.roofs.format == "json") {
-    out << run_to_json(result).dump(2) << '\n';
-  } else if (options.scenario.roofs.format == "csv") {
-    write_run_csv(out, result);
-  } else {
-    write_run_text(out, result, TextOptions{options.top});
-  }
-  return kExitOk;
+  return emit(
+      options.scenario.roofs.format, out, [&] { return run_to_json(result); },
+      [&](std::ostream& stream) { write_run_csv(stream, result); },
+      [&](std::ostream& stream) { write_run_text(stream, result, TextOptions{options.top}); });
 }
 
 int whatif_command(const ScenarioOptions& options, std::ostream& out) {
@@ -181,14 +190,10 @@ int whatif_command(const ScenarioOptions& options, std::ostream& out) {
   for (Scenario& scenario : scenarios) {
     runs.push_back(run_scenario(std::move(scenario), options));
   }
-  if (options.roofs.format == "json") {
-    out << whatif_to_json(runs).dump(2) << '\n';
-  } else if (options.roofs.format == "csv") {
-    write_whatif_csv(out, runs);
-  } else {
-    write_whatif_text(out, runs);
-  }
-  return kExitOk;
+  return emit(
+      options.roofs.format, out, [&] { return whatif_to_json(runs); },
+      [&](std::ostream& stream) { write_whatif_csv(stream, runs); },
+      [&](std::ostream& stream) { write_whatif_text(stream, runs); });
 }
 
 int compare_command(const ScenarioOptions& options, const std::vector<std::string>& plans,
@@ -203,14 +208,10 @@ int compare_command(const ScenarioOptions& options, const std::vector<std::strin
     scenario.variant = "plan " + plan;
     runs.push_back(run_scenario(std::move(scenario), options));
   }
-  if (options.roofs.format == "json") {
-    out << whatif_to_json(runs).dump(2) << '\n';
-  } else if (options.roofs.format == "csv") {
-    write_whatif_csv(out, runs);
-  } else {
-    write_whatif_text(out, runs);
-  }
-  return kExitOk;
+  return emit(
+      options.roofs.format, out, [&] { return whatif_to_json(runs); },
+      [&](std::ostream& stream) { write_whatif_csv(stream, runs); },
+      [&](std::ostream& stream) { write_whatif_text(stream, runs); });
 }
 
 struct ThresholdOptions {
@@ -254,12 +255,10 @@ int threshold_command(const ThresholdOptions& options, std::ostream& out) {
                           parse_overrides(options.scenario.roofs));
   };
   const ThresholdResult result = find_threshold(query, load, roofs_of);
-  if (options.scenario.roofs.format == "json") {
-    out << threshold_to_json(query, result).dump(2) << '\n';
-  } else {
-    write_threshold_text(out, query, result);
-  }
-  return kExitOk;
+  return emit(
+      options.scenario.roofs.format, out, [&] { return threshold_to_json(query, result); },
+      [&](std::ostream& stream) { write_record_csv(stream, threshold_to_json(query, result)); },
+      [&](std::ostream& stream) { write_threshold_text(stream, query, result); });
 }
 
 struct MatmulOptions {
@@ -332,14 +331,10 @@ int matmul_command(const MatmulOptions& options, std::ostream& out) {
   }
   const MatmulResult result =
       analyze_matmul(shape, load_roofs(options.hardware, options.roofs), plan);
-  if (options.roofs.format == "json") {
-    out << matmul_to_json(result).dump(2) << '\n';
-  } else if (options.roofs.format == "csv") {
-    write_matmul_csv(out, result);
-  } else {
-    write_matmul_text(out, result);
-  }
-  return kExitOk;
+  return emit(
+      options.roofs.format, out, [&] { return matmul_to_json(result); },
+      [&](std::ostream& stream) { write_matmul_csv(stream, result); },
+      [&](std::ostream& stream) { write_matmul_text(stream, result); });
 }
 
 struct CollectiveOptions {
@@ -388,26 +383,18 @@ int collective_command(const CollectiveOptions& options, std::ostream& out) {
   collective.in_network_reduction = options.sharp;
   const CollectiveResult result =
       analyze_collective(collective, options.network, load_roofs(options.hardware, roof_options));
-  if (options.format == "json") {
-    out << collective_to_json(result).dump(2) << '\n';
-  } else if (options.format == "csv") {
-    write_collective_csv(out, result);
-  } else {
-    write_collective_text(out, result);
-  }
-  return kExitOk;
+  return emit(
+      options.format, out, [&] { return collective_to_json(result); },
+      [&](std::ostream& stream) { write_collective_csv(stream, result); },
+      [&](std::ostream& stream) { write_collective_text(stream, result); });
 }
 
 int roofs_command(const std::string& hardware, const RoofOptions& options, std::ostream& out) {
   const Roofs roofs = load_roofs(hardware, options);
-  if (options.format == "json") {
-    out << roofs_to_json(roofs).dump(2) << '\n';
-  } else if (options.format == "csv") {
-    write_roofs_csv(out, roofs);
-  } else {
-    write_roofs_text(out, roofs);
-  }
-  return kExitOk;
+  return emit(
+      options.format, out, [&] { return roofs_to_json(roofs); },
+      [&](std::ostream& stream) { write_roofs_csv(stream, roofs); },
+      [&](std::ostream& stream) { write_roofs_text(stream, roofs); });
 }
 
 }  // namespace
