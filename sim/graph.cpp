@@ -490,7 +490,10 @@ std::string_view to_string(OpKind kind) {
 std::int64_t Tensor::elements() const {
   std::int64_t product = 1;
   for (const Axis& axis : axes) {
-    product *= axis.size;
+    // A workload large enough to overflow 64 bits is an input error, not a silent wrap.
+    if (__builtin_mul_overflow(product, axis.size, &product)) {
+      throw InputError(fmt::format("tensor {} {} has more than 2^63 elements", name, shape()));
+    }
   }
   return product;
 }

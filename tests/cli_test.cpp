@@ -143,6 +143,8 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
       {{"run", scenario("pi05_thor"), "--set", "workload.batch=0"},
        "--set workload.batch: error: 'workload.batch': expected a whole number ≥ 1"},
       {{"run", scenario("pi05_thor"), "--explain", "no_such_op"}, "--explain no_such_op"},
+      {{"run", scenario("llama3_8b_h100"), "--set", "workload.batch=4000000000000000"},
+       "has more than 2^63 elements"},
       {{"roofs", "no_such_chip"}, "no hardware preset or file 'no_such_chip'"},
       {{"matmul", "--hardware", "tpu_v5e", "--b", "1", "--d", "8", "--f", "8", "--dtype", "fp8"},
        "compute path 'fp8'"},
