@@ -458,7 +458,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   add_roof_options(*roofs, roofs_options);
 
   MatmulOptions matmul_options;
-  CLI::App* matmul = app.add_subcommand("matmul", "Cost one X[B,D]·W[D,F] matmul on one device");
+  CLI::App* matmul = app.add_subcommand(
+      "matmul", "Cost one X[B,D]·W[D,F] matmul, on one device or split over several");
   matmul->add_option("--hardware", matmul_options.hardware, "Hardware preset or YAML file")
       ->required();
   matmul->add_option("--b", matmul_options.batch, "Token batch B (rows of X)")
