@@ -215,4 +215,48 @@ CollectiveCost collective_cost(const Collective& collective, const NetworkTier& 
   return cost;
 }
 
+CollectiveCost collective_cost(const Collective& collective,
+                               const std::vector<const NetworkTier*>& tiers) {
+  RSIM_CHECK(!tiers.empty(), "a collective needs a network tier");
+  if (tiers.size() == 1) {
+    return collective_cost(collective, *tiers.front());
+  }
+  if (collective.axes.size() != 1) {
+    throw InputError("a collective over several tiers spans one mesh axis");
+  }
+  std::int64_t remaining = collective.axes.front();
+  std::int64_t below = 1;  // devices of the levels inside this one
+  CollectiveCost total;
+  std::vector<std::string> levels;
+  for (std::size_t index = 0; index < tiers.size(); ++index) {
+    const NetworkTier& tier = *tiers[index];
+    const bool last = index + 1 == tiers.size();
+    const std::int64_t size =
+        last || tier.devices == 0 ? remaining : std::min(remaining, tier.devices);
+    if (remaining % size != 0) {
+      throw InputError(fmt::format("{} devices do not split into groups of {} on {}", remaining,
+                                   size, tier.name));
+    }
+    remaining /= size;
+    if (size > 1) {
+      Collective level = collective;
+      level.axes = {size};
+      NetworkTier group = tier;
+      group.bandwidth = tier.bandwidth * static_cast<double>(below);
+      group.devices = 0;  // the domain check applied to the split above
+      const CollectiveCost cost = collective_cost(level, group);
+      total.hops += cost.hops;
+      total.bandwidth_time = std::max(total.bandwidth_time, cost.bandwidth_time);
+      total.latency_time = total.latency_time + cost.latency_time;
+      total.bytes_per_device = std::max(total.bytes_per_device, cost.bytes_per_device);
+      levels.push_back(fmt::format("{} ×{} ({})", tier.name, size, cost.algorithm));
+    }
+    below *= size;
+  }
+  total.time = std::max(total.bandwidth_time, total.latency_time);
+  total.latency_bound = total.latency_time > total.bandwidth_time;
+  total.algorithm = fmt::format("hierarchical: {}", fmt::join(levels, ", then "));
+  return total;
+}
+
 }  // namespace rsim

@@ -48,4 +48,12 @@ struct CollectiveCost {
 /// InputError if the axes exceed the tier's domain or are not ≥ 2 devices.
 CollectiveCost collective_cost(const Collective& collective, const NetworkTier& tier);
 
+/// A collective over one mesh axis that spans several tiers, innermost first ("nvlink+ib": the 8
+/// GPUs of a node, then the nodes). The axis splits into levels of D_i devices (each inner tier
+/// takes as many as its domain holds); level i runs at the combined egress of the D_1 · … ·
+/// D_{i−1} devices below it, and the levels pipeline, so T = max over levels (scaling book
+/// gpus.md: T = bytes · max_i (D_i − 1) / (D_i · W_i), e.g. max(V/W_gpu, V/W_node)).
+CollectiveCost collective_cost(const Collective& collective,
+                               const std::vector<const NetworkTier*>& tiers);
+
 }  // namespace rsim

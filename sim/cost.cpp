@@ -120,9 +120,9 @@ OpCost cost_op(const Op& op, const Roofs& roofs) {
   cost.t_math = cost.flops / path->peak;
   cost.t_mem = cost.bytes / *memory.bandwidth;
   if (op.kind == OpKind::collective) {
-    const NetworkTier* tier = roofs.find_network(op.network);
-    RSIM_CHECK(tier != nullptr, "a plan put a collective on a tier the hardware lacks");
-    cost.t_net = collective_cost(op.collective, *tier).time;
+    const auto tiers = roofs.find_networks(op.network);
+    RSIM_CHECK(!tiers.empty(), "a plan put a collective on a tier the hardware lacks");
+    cost.t_net = collective_cost(op.collective, tiers).time;
   }
   cost.t_lower = std::max({cost.t_math, cost.t_mem, cost.t_net});
   cost.t_upper = cost.t_math + cost.t_mem + cost.t_net;
@@ -179,7 +179,7 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs) {
     case OpKind::embedding_gather:
     case OpKind::collective: {
       const CollectiveCost collective =
-          collective_cost(op.collective, *roofs.find_network(op.network));
+          collective_cost(op.collective, roofs.find_networks(op.network));
       lines.push_back(
           fmt::format("  {} of {} over {} (axes [{}]): {}, {} hops → bandwidth {} , latency {}",
                       to_string(op.collective.kind),

@@ -308,6 +308,20 @@ const NetworkTier* Roofs::find_network(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<const NetworkTier*> Roofs::find_networks(std::string_view names) const {
+  std::vector<const NetworkTier*> tiers;
+  while (!names.empty()) {
+    const std::size_t plus = names.find('+');
+    const NetworkTier* tier = find_network(names.substr(0, plus));
+    if (tier == nullptr) {
+      return {};
+    }
+    tiers.push_back(tier);
+    names = plus == std::string_view::npos ? std::string_view() : names.substr(plus + 1);
+  }
+  return tiers;
+}
+
 const MemoryTier* Roofs::find_tier(std::string_view name) const {
   for (const MemoryTier& tier : memory) {
     if (tier.name == name) {

@@ -108,6 +108,8 @@ struct Roofs {
 
   [[nodiscard]] const ComputePath* find_path(std::string_view name) const;
   [[nodiscard]] const NetworkTier* find_network(std::string_view name) const;
+  /// The tiers of "nvlink" or "nvlink+ib" (innermost first); empty if any is missing.
+  [[nodiscard]] std::vector<const NetworkTier*> find_networks(std::string_view names) const;
   [[nodiscard]] const MemoryTier* find_tier(std::string_view name) const;
   /// The outermost tier (DRAM/HBM): the one every operand is read from once.
   [[nodiscard]] const MemoryTier& main_memory() const { return memory.front(); }

@@ -27,16 +27,34 @@ MeshAxis parse_mesh_axis(const ConfigNode::Entry& entry, const HardwareSpec& har
     node.fail(fmt::format("expected \"N over TIER\" (e.g. \"8 over nvlink\"), got \"{}\"", text));
   }
   MeshAxis axis{entry.key, size, text.substr(over + 6)};
-  const NetworkTier* tier = nullptr;
   std::vector<std::string> names;
   for (const NetworkTier& candidate : hardware.network) {
     names.push_back(candidate.name);
-    tier = candidate.name == axis.network ? &candidate : tier;
   }
-  if (size > 1 && tier == nullptr) {
-    node.fail(fmt::format("{} has no network tier '{}' (tiers: {})", hardware.name, axis.network,
-                          names.empty() ? std::string("none; it is a single device")
-                                        : fmt::format("{}", fmt::join(names, ", "))));
+  // "nvlink+ib": a hierarchy, innermost first; each inner tier holds whole groups of the axis.
+  std::string_view rest = axis.network;
+  std::int64_t remaining = size;
+  while (size > 1 && !rest.empty()) {
+    const std::size_t plus = rest.find('+');
+    const std::string tier_name(rest.substr(0, plus));
+    rest = plus == std::string_view::npos ? std::string_view() : rest.substr(plus + 1);
+    const NetworkTier* tier = nullptr;
+    for (const NetworkTier& candidate : hardware.network) {
+      tier = candidate.name == tier_name ? &candidate : tier;
+    }
+    if (tier == nullptr) {
+      node.fail(fmt::format("{} has no network tier '{}' (tiers: {})", hardware.name, tier_name,
+                            names.empty() ? std::string("none; it is a single device")
+                                          : fmt::format("{}", fmt::join(names, ", "))));
+    }
+    if (!rest.empty() && tier->devices > 0) {
+      const std::int64_t group = std::min(remaining, tier->devices);
+      if (remaining % group != 0) {
+        node.fail(fmt::format("{} devices do not split into groups of {} on {}", remaining, group,
+                              tier->name));
+      }
+      remaining /= group;
+    }
   }
   return axis;
 }
@@ -80,6 +98,7 @@ void check_domains(const ConfigNode& node, const Plan& plan, const HardwareSpec&
   for (const NetworkTier& tier : hardware.network) {
     std::int64_t devices = 1;
     for (const MeshAxis& axis : plan.mesh) {
+      // A hierarchical axis ("nvlink+ib") was checked against its inner domains when parsed.
       devices *= axis.network == tier.name ? axis.size : 1;
     }
     if (tier.devices > 0 && devices > tier.devices) {

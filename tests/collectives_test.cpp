@@ -158,3 +158,20 @@ TEST_CASE("seed 004: a D-sharded matmul on 2 v5e chips escapes the network roof 
   CHECK(by_batch.cost.flops.si() * 2 == Approx(2.0 * batch * 8192 * width));
   CHECK(result.cost.flops.si() * 2 == Approx(2.0 * batch * 8192 * width));
 }
+
+TEST_CASE("hierarchical collectives: the slowest level sets the time (gpus.md)", "[collectives]") {
+  const auto h100 = rsim::test::preset_roofs("h100_sxm");
+  const std::vector<const rsim::NetworkTier*> tiers{h100.find_network("nvlink"),
+                                                    h100.find_network("ib")};
+  const double volume = 1e9;
+  // 2 nodes × 8 GPUs: node level V · 7/(8 · 450e9) = V / 514e9; across nodes the node's 8 NICs
+  // together (8 × 50 GB/s = 400 GB/s): V · 1/(2 · 400e9) = V / 800e9. The node level is slower.
+  const auto two_nodes =
+      rsim::collective_cost(collective(CollectiveKind::all_gather, volume, {16}), tiers);
+  CHECK(two_nodes.time.si() == Approx(volume * 7 / (8 * 450e9)));
+  // 32 nodes (a scalable unit): across nodes V · 31/(32 · 400e9) = V / 413e9 now dominates.
+  const auto unit =
+      rsim::collective_cost(collective(CollectiveKind::all_gather, volume, {256}), tiers);
+  CHECK(unit.time.si() == Approx(volume * 31 / (32 * 400e9)));
+  CHECK_THAT(unit.algorithm, Catch::Contains("hierarchical: nvlink ×8"));
+}

@@ -158,3 +158,30 @@ TEST_CASE("critical path: collectives that feed the next op do not overlap, pref
   CHECK(fsdp.bounds.total.t_critical < fsdp.bounds.total.t_lower);
   CHECK(fsdp.bounds.total.t_critical >= fsdp.bounds.total.t_overlapped);
 }
+
+TEST_CASE("a mesh axis over nvlink+ib is a hierarchy of tiers", "[plan]") {
+  const auto plan =
+      parse("plan: {preset: data_parallel, mesh: {data: 16 over nvlink+ib}}\n", "h100_sxm");
+  CHECK(plan.devices() == 16);
+  CHECK(plan.mesh.front().network == "nvlink+ib");
+  CHECK_THROWS_WITH(parse("plan: {mesh: {data: 12 over nvlink+ib}}\n", "h100_sxm"),
+                    Catch::Contains("12 devices do not split into groups of 8 on nvlink"));
+  CHECK_THROWS_WITH(parse("plan: {mesh: {data: 16 over nvlink+eth}}\n", "h100_sxm"),
+                    Catch::Contains("has no network tier 'eth'"));
+  // FSDP over 16 GPUs in 2 nodes: each weight gather is timed on both levels; the node level
+  // (7/8 · V / 450e9) is slower than the 2 nodes' 400 GB/s each (1/2 · V / 400e9).
+  auto scenario =
+      rsim::load_scenario(rsim::test::source_path("tests/data/valid/fsdp_two_nodes.yaml"));
+  auto roofs = rsim::scenario_roofs(scenario, "");
+  const auto run = rsim::analyze(std::move(scenario), std::move(roofs));
+  int collectives = 0;
+  for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+    const rsim::Op& op = run.graph.op(run.table.order[row]);
+    if (op.kind == rsim::OpKind::collective) {
+      ++collectives;
+      CHECK(op.network == "nvlink+ib");
+      CHECK(run.table.costs[row].t_net.si() == Approx(op.collective.bytes.si() * 7 / (8 * 450e9)));
+    }
+  }
+  CHECK(collectives > 0);
+}
