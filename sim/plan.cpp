@@ -157,6 +157,17 @@ const std::vector<PlanPreset>& plan_presets() {
         {"mlp", "model"},
         {"vocab", "model"}},
        {}},
+      // Megatron sequence parallelism: norms and residuals shard the sequence; the all-reduces
+      // become reduce-scatter + all-gather (rule order: heads and mlp before seq).
+      {"sequence_parallel",
+       "Megatron tensor + sequence parallel over 'model'",
+       {{"heads", "model"},
+        {"kv_heads", "model"},
+        {"group", "model"},
+        {"mlp", "model"},
+        {"vocab", "model"},
+        {"seq", "model"}},
+       {}},
       {"megatron_tp_dp",
        "Megatron tensor parallel over 'model', data parallel over 'data'",
        {{"batch", "data"},

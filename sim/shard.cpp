@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace rsim {
 namespace {
@@ -18,42 +19,61 @@ class Sharder {
  public:
   Sharder(const Plan& plan, std::vector<std::string>& notes) : plan_(plan), notes_(notes) {}
 
-  // The layout the rules give a tensor. KV heads that do not divide are replicated, as
-  // Megatron does for MQA/GQA; any other axis that does not divide is an error.
-  Layout layout(const Tensor& tensor, const Op& op) const {
+  // The layout the rules give a tensor. Rules are taken in their order, so earlier rules win a
+  // mesh axis (heads before seq: Megatron sequence parallelism keeps heads sharded in attention);
+  // a mesh axis shards one axis of a tensor. KV heads (and query groups) that do not divide are
+  // replicated, as Megatron does for MQA/GQA; any other axis that does not divide is an error.
+  // `attention` ignores sequence rules: attention sees whole sequences.
+  Layout layout(const Tensor& tensor, const Op& op, bool attention = false) const {
     Layout result(tensor.axes.size());
     std::vector<std::string> used;
-    for (std::size_t index = 0; index < tensor.axes.size(); ++index) {
-      const Axis& axis = tensor.axes[index];
-      const auto mesh_name = plan_.mesh_axis_for(axis.name, tensor.role == TensorRole::weight);
-      if (!mesh_name || std::find(used.begin(), used.end(), *mesh_name) != used.end()) {
-        continue;
-      }
-      const MeshAxis& mesh = *plan_.find_axis(*mesh_name);
-      if (mesh.size == 1) {
-        continue;
-      }
-      if (axis.size % mesh.size != 0) {
-        if (axis.name == "kv_heads" || axis.name == "group") {
-          note(fmt::format("{}: {} {} do not divide over mesh axis '{}' ({}): replicated", op.stage,
-                           axis.size, axis.name, mesh.name, mesh.size));
+    std::vector<std::string> decided;
+    const auto assign = [&](const std::vector<std::pair<std::string, std::string>>& rules) {
+      for (const auto& [logical, mesh_name] : rules) {
+        const auto found = std::find_if(tensor.axes.begin(), tensor.axes.end(),
+                                        [&](const Axis& axis) { return axis.name == logical; });
+        if (found == tensor.axes.end() ||
+            std::find(decided.begin(), decided.end(), logical) != decided.end() ||
+            (attention && (logical == "seq" || logical == "kv_seq"))) {
           continue;
         }
-        throw InputError(fmt::format(
-            "plan '{}': axis '{}' of size {} ({} of {}) does not divide over mesh axis '{}' ({})",
-            plan_.name, axis.name, axis.size, tensor.name, op.qualified_name(), mesh.name,
-            mesh.size));
+        decided.push_back(logical);
+        if (mesh_name.empty() || std::find(used.begin(), used.end(), mesh_name) != used.end()) {
+          continue;
+        }
+        const MeshAxis& mesh = *plan_.find_axis(mesh_name);
+        if (mesh.size == 1) {
+          continue;
+        }
+        if (found->size % mesh.size != 0) {
+          // KV heads and query groups (MQA/GQA) and short sequences (the last token an LM head
+          // reads) are replicated; other axes must divide.
+          if (found->name == "kv_heads" || found->name == "group" || found->name == "seq") {
+            note(fmt::format("{}: {} {} do not divide over mesh axis '{}' ({}): replicated",
+                             op.stage, found->size, found->name, mesh.name, mesh.size));
+            continue;
+          }
+          throw InputError(fmt::format(
+              "plan '{}': axis '{}' of size {} ({} of {}) does not divide over mesh axis '{}' "
+              "({})",
+              plan_.name, found->name, found->size, tensor.name, op.qualified_name(), mesh.name,
+              mesh.size));
+        }
+        result[static_cast<std::size_t>(found - tensor.axes.begin())] = mesh_name;
+        used.push_back(mesh_name);
       }
-      result[index] = *mesh_name;
-      used.push_back(*mesh_name);
+    };
+    if (tensor.role == TensorRole::weight) {
+      assign(plan_.weight_rules);
     }
+    assign(plan_.rules);
     return result;
   }
 
-  static Tensor local(Tensor tensor, const Layout& layout, const Plan& plan) {
+  [[nodiscard]] Tensor local(Tensor tensor, const Layout& layout) const {
     for (std::size_t index = 0; index < tensor.axes.size(); ++index) {
       if (!layout[index].empty()) {
-        tensor.axes[index].size /= plan.find_axis(layout[index])->size;
+        tensor.axes[index].size /= plan_.find_axis(layout[index])->size;
       }
     }
     return tensor;
@@ -65,7 +85,7 @@ class Sharder {
     }
   }
 
-  const Plan& plan() const { return plan_; }
+  [[nodiscard]] const Plan& plan() const { return plan_; }
 
  private:
   const Plan& plan_;
@@ -86,8 +106,16 @@ bool has_axis(const std::vector<Tensor>& tensors, const std::string& name) {
                      [&](const Tensor& tensor) { return tensor.has_axis(name); });
 }
 
+void clear_axis(Layout& layout, const Tensor& tensor, const std::string& axis) {
+  for (std::size_t index = 0; index < layout.size(); ++index) {
+    if (tensor.axes[index].name == axis) {
+      layout[index].clear();
+    }
+  }
+}
+
 Op collective_op(const Op& op, CollectiveKind kind, const std::string& suffix, Bytes bytes,
-                 const MeshAxis& mesh, bool in_network_reduction) {
+                 const MeshAxis& mesh, const Plan& plan) {
   Op result;
   result.name = fmt::format("{}.{}", op.name, suffix);
   result.stage = op.stage;
@@ -99,8 +127,8 @@ Op collective_op(const Op& op, CollectiveKind kind, const std::string& suffix, B
   result.collective.kind = kind;
   result.collective.bytes = bytes;
   result.collective.axes = {mesh.size};
+  result.collective.in_network_reduction = plan.in_network_reduction;
   result.network = mesh.network;
-  result.collective.in_network_reduction = in_network_reduction;
   return result;
 }
 
@@ -109,6 +137,8 @@ struct ShardedOp {
   std::vector<Op> before;    // activation gathers the op waits for
   Op op;                     // the per-device op
   std::vector<Op> after;     // collectives that finish its output
+  Layout input_layout;       // how its first input must arrive (by the rules)
+  Layout output_layout;      // how its first output is really laid out
 };
 
 // The four sharded-matmul cases, per mesh axis, on the activation (0) and weight (1) operands.
@@ -119,7 +149,17 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
   for (const Tensor& tensor : op.inputs) {
     layouts.push_back(sharder.layout(tensor, op));
   }
-  Layout out_layout = sharder.layout(op.outputs.front(), op);
+  result.input_layout = layouts[0];
+  const Tensor& output = op.outputs.front();
+  const Layout rules_out = sharder.layout(output, op);
+  Layout out_layout(output.axes.size());
+  const auto shard_output = [&](const std::string& axis, const std::string& mesh) {
+    for (std::size_t index = 0; index < output.axes.size(); ++index) {
+      if (output.axes[index].name == axis && out_layout[index].empty()) {
+        out_layout[index] = mesh;
+      }
+    }
+  };
   for (const MeshAxis& mesh : sharder.plan().mesh) {
     if (mesh.size == 1) {
       continue;
@@ -128,75 +168,120 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
     const std::string w_axis = axis_on(op.inputs[1], layouts[1], mesh.name);
     const bool x_contracting = !x_axis.empty() && !has_axis(op.outputs, x_axis);
     const bool w_contracting = !w_axis.empty() && !has_axis(op.outputs, w_axis);
-    const auto unshard = [&](std::size_t operand, const std::string& axis) {
-      for (std::size_t index = 0; index < layouts[operand].size(); ++index) {
-        if (op.inputs[operand].axes[index].name == axis) {
-          layouts[operand][index].clear();
-        }
-      }
-    };
     if (x_contracting && w_axis == x_axis) {
-      // Case 3: partial sums over `mesh`; reduce-scatter if the output is sharded on it.
-      const std::string out_axis = axis_on(op.outputs.front(), out_layout, mesh.name);
-      Layout before_scatter = out_layout;
-      std::replace(before_scatter.begin(), before_scatter.end(), mesh.name, std::string());
-      const Bytes partial =
-          Sharder::local(op.outputs.front(), before_scatter, sharder.plan()).bytes();
+      // Case 3: partial sums over `mesh`; reduce-scatter if the rules shard an output axis on
+      // it (Megatron sequence parallelism), else all-reduce.
+      const std::string out_axis = axis_on(output, rules_out, mesh.name);
+      const Bytes partial = sharder.local(output, out_layout).bytes();
       result.after.push_back(collective_op(
           op, out_axis.empty() ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter,
-          out_axis.empty() ? "all_reduce" : "reduce_scatter", partial, mesh,
-          sharder.plan().in_network_reduction));
-    } else if (x_contracting) {
-      // Case 2: gather the activation's contracting axis.
-      unshard(0, x_axis);
-      result.before.push_back(
-          collective_op(op, CollectiveKind::all_gather, "all_gather_input",
-                        Sharder::local(op.inputs[0], layouts[0], sharder.plan()).bytes(), mesh,
-                        sharder.plan().in_network_reduction));
-    } else if (w_contracting || (!x_axis.empty() && !w_axis.empty() && x_axis != w_axis)) {
-      // Case 2 on the weight (FSDP), or case 4 (both non-contracting on one mesh axis).
-      unshard(1, w_axis);
-      result.prefetch.push_back(
-          collective_op(op, CollectiveKind::all_gather, "all_gather_weight",
-                        Sharder::local(op.inputs[1], layouts[1], sharder.plan()).bytes(), mesh,
-                        sharder.plan().in_network_reduction));
+          out_axis.empty() ? "all_reduce" : "reduce_scatter", partial, mesh, sharder.plan()));
+      if (!out_axis.empty()) {
+        shard_output(out_axis, mesh.name);
+      }
+      continue;
+    }
+    // Weights sharded by weight_rules (FSDP) are sharded for storage only: gathered before use.
+    const auto& storage = sharder.plan().weight_rules;
+    const bool storage_only =
+        std::find(storage.begin(), storage.end(), std::pair{w_axis, mesh.name}) != storage.end();
+    if ((w_contracting && !x_contracting) || (storage_only && x_axis != w_axis)) {
+      // Case 2 on the weight, or a storage-sharded weight: gather it before use.
+      clear_axis(layouts[1], op.inputs[1], w_axis);
+      result.prefetch.push_back(collective_op(op, CollectiveKind::all_gather, "all_gather_weight",
+                                              sharder.local(op.inputs[1], layouts[1]).bytes(), mesh,
+                                              sharder.plan()));
+    } else if (x_contracting || (!x_axis.empty() && !w_axis.empty() && x_axis != w_axis)) {
+      // Case 2 on the activation's contracting axis, or case 4 (both operands sharded on this
+      // mesh axis along different non-contracting axes): gather the activation, keeping the
+      // weight sharded.
+      clear_axis(layouts[0], op.inputs[0], x_axis);
+      result.before.push_back(collective_op(op, CollectiveKind::all_gather, "all_gather_input",
+                                            sharder.local(op.inputs[0], layouts[0]).bytes(), mesh,
+                                            sharder.plan()));
+    }
+    // Case 1: a non-contracting axis sharded on an operand stays sharded in the output.
+    for (std::size_t operand = 0; operand < 2; ++operand) {
+      const std::string axis = axis_on(op.inputs[operand], layouts[operand], mesh.name);
+      if (!axis.empty() && has_axis(op.outputs, axis)) {
+        shard_output(axis, mesh.name);
+      }
     }
   }
   for (std::size_t index = 0; index < op.inputs.size(); ++index) {
-    result.op.inputs[index] = Sharder::local(op.inputs[index], layouts[index], sharder.plan());
+    result.op.inputs[index] = sharder.local(op.inputs[index], layouts[index]);
   }
-  result.op.outputs.front() = Sharder::local(op.outputs.front(), out_layout, sharder.plan());
+  result.op.outputs.front() = sharder.local(output, out_layout);
+  result.output_layout = out_layout;
   return result;
 }
 
-ShardedOp shard_local(const Op& op, const Sharder& sharder) {
+ShardedOp shard_local(const Op& op, const Sharder& sharder, bool attention = false) {
   ShardedOp result;
   result.op = op;
-  for (Tensor& tensor : result.op.inputs) {
-    tensor = Sharder::local(tensor, sharder.layout(tensor, op), sharder.plan());
+  for (std::size_t index = 0; index < op.inputs.size(); ++index) {
+    const Layout layout = sharder.layout(op.inputs[index], op, attention);
+    result.op.inputs[index] = sharder.local(op.inputs[index], layout);
+    if (index == 0) {
+      result.input_layout = layout;
+    }
   }
-  for (Tensor& tensor : result.op.outputs) {
-    tensor = Sharder::local(tensor, sharder.layout(tensor, op), sharder.plan());
+  for (std::size_t index = 0; index < op.outputs.size(); ++index) {
+    const Layout layout = sharder.layout(op.outputs[index], op, attention);
+    result.op.outputs[index] = sharder.local(op.outputs[index], layout);
+    if (index == 0) {
+      result.output_layout = layout;
+    }
   }
   return result;
 }
 
-// Fused attention: local tensors, and its shape follows the query's batch and heads.
+// Fused attention: local tensors over whole sequences; its shape follows the query's batch and
+// heads.
 ShardedOp shard_attention(const Op& op, const Sharder& sharder) {
-  ShardedOp result = shard_local(op, sharder);
-  const Tensor& query = result.op.inputs.front();
-  for (const Axis& axis : query.axes) {
-    if (axis.name == "seq" && axis.size != op.attention.query_tokens) {
-      throw InputError(
-          fmt::format("plan '{}' shards the sequence of {}: context parallelism of "
-                      "attention is not modelled",
-                      sharder.plan().name, op.qualified_name()));
-    }
+  ShardedOp result = shard_local(op, sharder, true);
+  for (const Axis& axis : result.op.inputs.front().axes) {
     if (axis.name == "batch") {
       result.op.attention.batch = axis.size;
     }
     if (axis.name == "heads") {
       result.op.attention.heads = axis.size;
+    }
+  }
+  return result;
+}
+
+bool same_axes(const Tensor& left, const Tensor& right) {
+  if (left.axes.size() != right.axes.size()) {
+    return false;
+  }
+  return std::all_of(left.axes.begin(), left.axes.end(),
+                     [&](const Axis& axis) { return right.has_axis(axis.name); });
+}
+
+// The collective that turns a producer's output layout into the layout its consumer needs:
+// sharded → replicated is an all-gather; sharded on another axis is an all-to-all; replicated →
+// sharded is a local slice (free).
+std::vector<Op> reshard(const Tensor& produced, const Layout& from, const Op& consumer,
+                        const Tensor& needed, const Layout& to, const Sharder& sharder) {
+  std::vector<Op> result;
+  if (!same_axes(produced, needed)) {
+    return result;
+  }
+  for (const MeshAxis& mesh : sharder.plan().mesh) {
+    const std::string have = axis_on(produced, from, mesh.name);
+    const std::string want = axis_on(needed, to, mesh.name);
+    if (have.empty() || have == want) {
+      continue;
+    }
+    const Bytes local = sharder.local(needed, to).bytes();
+    if (want.empty()) {
+      result.push_back(collective_op(consumer, CollectiveKind::all_gather, "reshard_all_gather",
+                                     local, mesh, sharder.plan()));
+    } else {
+      // All-to-all moves the whole array, V = local bytes × devices on the axis.
+      result.push_back(collective_op(consumer, CollectiveKind::all_to_all, "reshard_all_to_all",
+                                     local * static_cast<double>(mesh.size), mesh, sharder.plan()));
     }
   }
   return result;
@@ -208,7 +293,16 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
   ShardedGraph sharded;
   sharded.graph.stages = graph.stages;
   const Sharder sharder(plan, sharded.notes);
-  std::map<OpGraph::Vertex, std::pair<OpGraph::Vertex, OpGraph::Vertex>> ends;
+  struct Placed {
+    OpGraph::Vertex first;
+    OpGraph::Vertex last;
+    Tensor output;
+    Layout output_layout;
+  };
+  std::map<OpGraph::Vertex, Placed> placed;
+  // An activation gathered for one consumer serves its siblings too (Q and K/V projections read
+  // the same gathered input under sequence parallelism): keyed by producer, bytes and tier.
+  std::map<std::tuple<OpGraph::Vertex, double, std::string>, OpGraph::Vertex> gathered;
   for (OpGraph::Vertex vertex : graph.topological_order()) {
     const Op& op = graph.op(vertex);
     ShardedOp parts = op.kind == OpKind::matmul      ? shard_matmul(op, sharder)
@@ -224,24 +318,55 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       first = first ? first : added;
       previous = added;
     };
-    for (Op& part : parts.before) {
-      append(std::move(part));
+    // Producers' layouts that differ from what this op needs are resharded first.
+    std::vector<std::pair<OpGraph::Vertex, OpGraph::Vertex>> inputs;
+    for (auto edge : boost::make_iterator_range(boost::in_edges(vertex, graph.graph()))) {
+      const Placed& producer = placed.at(boost::source(edge, graph.graph()));
+      OpGraph::Vertex from = producer.last;
+      if (!op.inputs.empty()) {
+        for (Op& move : reshard(producer.output, producer.output_layout, op, op.inputs.front(),
+                                parts.input_layout, sharder)) {
+          const OpGraph::Vertex added = sharded.graph.add_op(std::move(move));
+          sharded.graph.add_edge(from, added, graph.graph()[edge]);
+          from = added;
+        }
+      }
+      inputs.emplace_back(from, vertex);
     }
+    const bool single_producer = boost::in_degree(vertex, graph.graph()) == 1;
+    const OpGraph::Vertex producer_vertex =
+        single_producer
+            ? boost::source(*boost::in_edges(vertex, graph.graph()).first, graph.graph())
+            : vertex;
+    std::vector<OpGraph::Vertex> shared;
+    for (Op& part : parts.before) {
+      const auto key = std::make_tuple(producer_vertex, part.collective.bytes.si(), part.network);
+      if (single_producer && gathered.contains(key)) {
+        shared.push_back(gathered.at(key));
+        continue;
+      }
+      append(std::move(part));
+      if (single_producer) {
+        gathered[key] = *previous;
+      }
+    }
+    const Tensor output = parts.op.outputs.empty() ? Tensor{} : op.outputs.front();
     append(std::move(parts.op));
-    const std::optional<OpGraph::Vertex> first_compute = previous;
+    const OpGraph::Vertex compute = *previous;
+    for (OpGraph::Vertex gather : shared) {
+      sharded.graph.add_edge(gather, compute, "gathered");
+    }
     for (Op& part : parts.after) {
       append(std::move(part));
     }
     // Weight gathers hang off nothing but the op they feed: a schedule may run them ahead.
-    const OpGraph::Vertex compute = first_compute ? *first_compute : *first;
     for (Op& part : parts.prefetch) {
       sharded.graph.add_edge(sharded.graph.add_op(std::move(part)), compute, "weight");
     }
-    ends[vertex] = {*first, *previous};
-    for (auto edge : boost::make_iterator_range(boost::in_edges(vertex, graph.graph()))) {
-      const OpGraph::Vertex producer = boost::source(edge, graph.graph());
-      sharded.graph.add_edge(ends.at(producer).second, *first, graph.graph()[edge]);
+    for (const auto& [from, unused] : inputs) {
+      sharded.graph.add_edge(from, *first, "");
     }
+    placed[vertex] = {*first, *previous, output, parts.output_layout};
   }
   return sharded;
 }

@@ -185,3 +185,35 @@ TEST_CASE("a mesh axis over nvlink+ib is a hierarchy of tiers", "[plan]") {
   }
   CHECK(collectives > 0);
 }
+
+TEST_CASE("sequence parallelism: reduce-scatter + all-gather in place of each all-reduce",
+          "[plan]") {
+  const auto tp = run_with("llama3_70b_tp8_h100");
+  const auto sp = run_with("llama3_70b_tp8_h100", {{"plan.preset", "sequence_parallel"}});
+  std::vector<std::string> layer_collectives;
+  for (std::size_t row = 0; row < sp.table.order.size(); ++row) {
+    const rsim::Op& op = sp.graph.op(sp.table.order[row]);
+    if (op.kind == rsim::OpKind::collective && op.block == "layer") {
+      layer_collectives.push_back(std::string(rsim::to_string(op.collective.kind)));
+      // each moves the [8, 2048, 8192] bf16 activations: 268,435,456 B
+      CHECK(op.collective.bytes.si() == Approx(268'435'456.0));
+    }
+  }
+  // One all-gather serves both Q and K/V projections; O and down reduce-scatter.
+  std::sort(layer_collectives.begin(), layer_collectives.end());
+  CHECK(layer_collectives ==
+        std::vector<std::string>{"all-gather", "all-gather", "reduce-scatter", "reduce-scatter"});
+  // A ring all-reduce is a reduce-scatter plus an all-gather: the same network time as TP's.
+  double tp_layer_net = 0.0;
+  double sp_layer_net = 0.0;
+  for (const auto* run : {&tp, &sp}) {
+    for (const auto& block : run->bounds.blocks) {
+      if (block.block == "layer") {
+        (run == &tp ? tp_layer_net : sp_layer_net) = block.totals.t_net.si();
+      }
+    }
+  }
+  CHECK(sp_layer_net == Approx(tp_layer_net));
+  // Norms and residual adds now touch 1/8 of the activations each: less DRAM time.
+  CHECK(sp.bounds.total.t_mem < tp.bounds.total.t_mem);
+}
