@@ -7,7 +7,7 @@ namespace rsim {
 namespace {
 
 // Totals of the rows selected by `mask` (1 = included).
-Totals sum_rows(const CostTable& table, const Eigen::ArrayXd& mask) {
+Totals sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::ArrayXd& mask) {
   const Eigen::ArrayXd weight = table.counts * mask;
   const Eigen::ArrayXd t_math = table.times.col(CostTable::kMathColumn);
   const Eigen::ArrayXd t_mem = table.times.col(CostTable::kMemoryColumn);
@@ -26,6 +26,16 @@ Totals sum_rows(const CostTable& table, const Eigen::ArrayXd& mask) {
     const double count = weight(static_cast<Eigen::Index>(row));
     totals.flops += table.costs[row].flops * count;
     totals.bytes += table.costs[row].bytes * count;
+    const Op& op = graph.op(table.order[row]);
+    if (op.kind == OpKind::collective && count > 0.0) {
+      auto tier = std::find_if(totals.t_net_by_tier.begin(), totals.t_net_by_tier.end(),
+                               [&](const auto& entry) { return entry.first == op.network; });
+      if (tier == totals.t_net_by_tier.end()) {
+        totals.t_net_by_tier.emplace_back(op.network, Seconds(0.0));
+        tier = std::prev(totals.t_net_by_tier.end());
+      }
+      tier->second += table.costs[row].t_net * count;
+    }
   }
   return totals;
 }
@@ -100,18 +110,19 @@ Seconds block_critical_path(const OpGraph& graph, const CostTable& table,
 Bounds compute_bounds(const OpGraph& graph, const CostTable& table) {
   Bounds bounds;
   bounds.total =
-      sum_rows(table, Eigen::ArrayXd::Ones(static_cast<Eigen::Index>(table.order.size())));
+      sum_rows(graph, table, Eigen::ArrayXd::Ones(static_cast<Eigen::Index>(table.order.size())));
   for (const OpGraph::Stage& graph_stage : graph.stages) {
     const std::string& stage = graph_stage.name;
     const std::int64_t steps = graph_stage.steps;
-    GroupBounds stage_bounds{
-        stage, "", steps,
-        sum_rows(table, select(graph, table, [&](const Op& op) { return op.stage == stage; }))};
+    GroupBounds stage_bounds{stage, "", steps,
+                             sum_rows(graph, table, select(graph, table, [&](const Op& op) {
+                                        return op.stage == stage;
+                                      }))};
     for (const char* block : {"embed", "layer", "head"}) {
       const Eigen::ArrayXd mask = select(
           graph, table, [&](const Op& op) { return op.stage == stage && op.block == block; });
       if (mask.sum() > 0.0) {
-        GroupBounds block_bounds{stage, block, steps, sum_rows(table, mask)};
+        GroupBounds block_bounds{stage, block, steps, sum_rows(graph, table, mask)};
         block_bounds.totals.t_critical = block_critical_path(graph, table, mask);
         stage_bounds.totals.t_critical += block_bounds.totals.t_critical;
         bounds.blocks.push_back(block_bounds);

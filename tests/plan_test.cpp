@@ -3,6 +3,7 @@
 #include "run_fixture.hpp"
 #include "sim/config.hpp"
 #include "sim/error.hpp"
+#include "sim/report/json.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -216,4 +217,22 @@ TEST_CASE("sequence parallelism: reduce-scatter + all-gather in place of each al
   CHECK(sp_layer_net == Approx(tp_layer_net));
   // Norms and residual adds now touch 1/8 of the activations each: less DRAM time.
   CHECK(sp.bounds.total.t_mem < tp.bounds.total.t_mem);
+}
+
+TEST_CASE("run JSON breaks T_net down by tier and names each collective's bytes",
+          "[plan][report]") {
+  const auto run = run_with("llama3_70b_tp8_h100");
+  const auto json = rsim::run_to_json(run);
+  const auto& totals = json["totals"];
+  CHECK(totals["t_net_by_tier_s"]["nvlink"].get<double>() ==
+        Approx(totals["t_net_s"].get<double>()));
+  CHECK(totals["overlap_needed_s"].get<double>() ==
+        Approx(totals["t_lower_s"].get<double>() - totals["t_overlapped_s"].get<double>()));
+  for (const auto& op : json["ops"]) {
+    if (op["kind"] == "collective") {
+      CHECK(op["network"] == "nvlink");
+      // 80 layers × 268,435,456 B per all-reduce
+      CHECK(op["collective_bytes"].get<double>() == Approx(80 * 268'435'456.0));
+    }
+  }
 }

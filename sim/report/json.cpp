@@ -16,7 +16,11 @@ Json critical_value(const std::optional<CriticalBatch>& critical) {
 }
 
 Json totals_json(const Totals& totals) {
-  return Json{{"flops", totals.flops.si()},
+  Json by_tier = Json::object();
+  for (const auto& [tier, time] : totals.t_net_by_tier) {
+    by_tier[tier] = time.si();
+  }
+  Json result{{"flops", totals.flops.si()},
               {"bytes", totals.bytes.si()},
               {"t_math_s", totals.t_math.si()},
               {"t_mem_s", totals.t_mem.si()},
@@ -26,6 +30,10 @@ Json totals_json(const Totals& totals) {
               {"t_critical_path_s", totals.t_critical.si()},
               {"t_overlapped_s", totals.t_overlapped.si()},
               {"bound", to_string(totals.bound)}};
+  result["t_net_by_tier_s"] = by_tier;
+  // What overlap must hide to bring the serial lower bound down to the overlapped one.
+  result["overlap_needed_s"] = (totals.t_lower - totals.t_overlapped).si();
+  return result;
 }
 
 Json provenance_json(const Provenance& provenance) {
@@ -119,23 +127,27 @@ Json whatif_to_json(const std::vector<RunResult>& runs) {
 
 Json op_record(const Op& op, const OpCost& cost, const std::optional<CriticalBatch>& critical) {
   const auto count = static_cast<double>(op.count);
-  Json record{{"name", op.name},
-              {"stage", op.stage},
-              {"block", op.block},
-              {"kind", std::string(to_string(op.kind))},
-              {"count", op.count},
-              {"compute_path", op.compute_path},
-              {"flops", cost.flops.si() * count},
-              {"bytes", cost.bytes.si() * count},
-              {"intensity", cost.intensity},
-              {"critical_intensity", cost.critical_intensity},
-              {"t_math_s", cost.t_math.si() * count},
-              {"t_mem_s", cost.t_mem.si() * count},
-              {"t_net_s", cost.t_net.si() * count},
-              {"t_lower_s", cost.t_lower.si() * count},
-              {"t_upper_s", cost.t_upper.si() * count},
-              {"bound", to_string(cost.bound)},
-              {"critical_batch", critical_value(critical)}};
+  Json record{
+      {"name", op.name},
+      {"stage", op.stage},
+      {"block", op.block},
+      {"kind", std::string(to_string(op.kind))},
+      {"count", op.count},
+      {"compute_path", op.compute_path},
+      {"flops", cost.flops.si() * count},
+      {"bytes", cost.bytes.si() * count},
+      {"intensity", cost.intensity},
+      {"critical_intensity", cost.critical_intensity},
+      {"t_math_s", cost.t_math.si() * count},
+      {"t_mem_s", cost.t_mem.si() * count},
+      {"t_net_s", cost.t_net.si() * count},
+      {"t_lower_s", cost.t_lower.si() * count},
+      {"t_upper_s", cost.t_upper.si() * count},
+      {"bound", to_string(cost.bound)},
+      {"critical_batch", critical_value(critical)},
+      {"network", op.kind == OpKind::collective ? Json(op.network) : Json(nullptr)},
+      {"collective_bytes",
+       op.kind == OpKind::collective ? Json(op.collective.bytes.si() * count) : Json(nullptr)}};
   return record;
 }
 

@@ -232,6 +232,17 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
       seconds(total.t_lower), seconds(total.t_upper), to_string(total.bound),
       percent(std::max({total.t_math, total.t_mem, total.t_net}) /
               (total.t_math + total.t_mem + total.t_net)));
+  if (total.t_net.si() > 0.0) {
+    std::vector<std::string> tiers;
+    for (const auto& [tier, time] : total.t_net_by_tier) {
+      tiers.push_back(fmt::format("{} {}", tier, seconds(time)));
+    }
+    out << fmt::format(
+        "Network: ΣT_net {} ({}); the critical path overlaps it down to {}; full "
+        "overlap ({}) needs {} hidden.\n",
+        seconds(total.t_net), fmt::join(tiers, ", "), seconds(total.t_critical),
+        seconds(total.t_overlapped), seconds(total.t_lower - total.t_overlapped));
+  }
 }
 
 void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
