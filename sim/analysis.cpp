@@ -49,6 +49,14 @@ Footprint footprint(const Scenario& scenario, const OpGraph& graph, const Parame
           result.kv_cache += tensor.bytes() * runs;
         }
       }
+      if (op.kind == OpKind::attention && stage.context > 0) {
+        // A decode step's own cache: the context it reads, besides the token it writes.
+        for (const Tensor& tensor : op.inputs) {
+          if (tensor.name == "k_cache" || tensor.name == "v_cache") {
+            result.kv_cache += tensor.bytes() * runs;
+          }
+        }
+      }
       const auto& per_batch = scenario.per_batch_weights;
       if (op.kind == OpKind::matmul &&
           std::find(per_batch.begin(), per_batch.end(), op.group) != per_batch.end()) {

@@ -287,10 +287,10 @@ class StageBuilder {
     shape.query_tokens = stage_.tokens;
     shape.heads = spec_.num_heads;
     shape.head_dim = spec_.head_dim;
-    if (const StageSpec* cached = cached_stage()) {
-      shape.cached_tokens = cached->tokens;
+    if (const std::int64_t cached = cached_tokens(); cached > 0) {
+      shape.cached_tokens = cached;
       const std::vector<Axis> cache_axes{batch(),
-                                         {"kv_seq", cached->tokens},
+                                         {"kv_seq", cached},
                                          {"kv_heads", spec_.num_kv_heads},
                                          {"head_dim", spec_.head_dim}};
       attention.inputs.push_back(
@@ -308,10 +308,10 @@ class StageBuilder {
   void add_unfused_attention(DType kv_dtype, TensorRole kv_role,
                              const std::vector<OpGraph::Vertex>& producers) {
     const std::int64_t tokens = stage_.tokens;
-    const StageSpec* cached = cached_stage();
-    const Axis kv_seq{"kv_seq", tokens + (cached != nullptr ? cached->tokens : 0)};
-    const DType key_dtype = cached != nullptr ? precision().kv_cache : kv_dtype;
-    const TensorRole key_role = cached != nullptr ? TensorRole::kv_cache : kv_role;
+    const std::int64_t cached = cached_tokens();
+    const Axis kv_seq{"kv_seq", tokens + cached};
+    const DType key_dtype = cached > 0 ? precision().kv_cache : kv_dtype;
+    const TensorRole key_role = cached > 0 ? TensorRole::kv_cache : kv_role;
     const Axis kv_heads{"kv_heads", spec_.num_kv_heads};
     const Axis group{"group", spec_.group_size()};
     const Axis head_dim{"head_dim", spec_.head_dim};
@@ -447,8 +447,12 @@ class StageBuilder {
         previous());
   }
 
-  const StageSpec* cached_stage() const {
-    return stage_.attends_to.empty() ? nullptr : scenario_.model.find_stage(stage_.attends_to);
+  // Keys already in a KV cache: an earlier stage's (π0.5's prefix) and this stage's own context
+  // (a decode step).
+  std::int64_t cached_tokens() const {
+    const StageSpec* other =
+        stage_.attends_to.empty() ? nullptr : scenario_.model.find_stage(stage_.attends_to);
+    return (other != nullptr ? other->tokens : 0) + stage_.context;
   }
 
   const Scenario& scenario_;
@@ -544,7 +548,7 @@ OpGraph build_graph(const Scenario& scenario) {
     if (const auto writer = builder.kv_writer()) {
       kv_writers.emplace_back(stage.name, *writer);
     }
-    graph.stages.push_back({stage.name, stage.steps, stage.component.num_layers});
+    graph.stages.push_back({stage.name, stage.steps, stage.component.num_layers, stage.context});
   }
   return graph;
 }

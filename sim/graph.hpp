@@ -100,8 +100,9 @@ class OpGraph {
   /// A stage of the graph, in the order the model runs them.
   struct Stage {
     std::string name;
-    std::int64_t steps = 1;   ///< runs per inference (π0.5's denoising steps)
-    std::int64_t layers = 1;  ///< transformer blocks per run
+    std::int64_t steps = 1;    ///< runs per inference (π0.5's denoising steps)
+    std::int64_t layers = 1;   ///< transformer blocks per run
+    std::int64_t context = 0;  ///< tokens already in its own KV cache (decode)
   };
   std::vector<Stage> stages;
 

@@ -82,6 +82,7 @@ struct StageSpec {
   std::int64_t images = 1;           ///< images per sequence; multiplies the batch
   std::int64_t embedded_tokens = 0;  ///< tokens looked up in the embedding table
   std::int64_t steps = 1;            ///< times the stage runs per inference (denoising steps)
+  std::int64_t context = 0;          ///< tokens already in its own KV cache (a decode step)
   AttentionMask attention = AttentionMask::causal;
   std::string attends_to;        ///< an earlier stage whose cached K/V this stage also reads
   bool writes_kv_cache = false;  ///< a later stage attends to this one

@@ -61,10 +61,39 @@ Fusion parse_fusion(const ConfigNode& node) {
 }
 
 Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
-  node.allow_only({"phase", "batch", "seq_len", "lm_head"});
+  node.allow_only({"phase", "batch", "seq_len", "context", "lm_head"});
   Workload workload;
-  workload.phase = node.at("phase").as_choice({"prefill"});
+  workload.phase = node.at("phase").as_choice({"prefill", "decode"});
   workload.batch = node.at("batch").as_positive_int();
+  if (workload.phase == "decode") {
+    const ConfigNode& phase = node.at("phase");
+    if (model.composite || model.stages.front().component.vocab_size == 0 ||
+        !model.stages.front().component.decoder) {
+      phase.fail(
+          fmt::format("a decode step needs a single-stage decoder with a vocabulary; '{}' "
+                      "is not one",
+                      model.name));
+    }
+    if (const ConfigNode* seq_len = node.find("seq_len")) {
+      seq_len->fail(
+          "a decode step processes one token per sequence: give 'context' (the tokens "
+          "already cached), not 'seq_len'");
+    }
+    workload.context = node.at("context").as_positive_int();
+    StageSpec& stage = model.stages.front();
+    stage.tokens = 1;
+    stage.embedded_tokens = 1;
+    stage.context = workload.context;
+    stage.writes_kv_cache = true;  // the new token's K and V join the cache
+    stage.lm_head = LmHead::last_token;
+    if (const ConfigNode* lm_head = node.find("lm_head")) {
+      lm_head->fail("a decode step always computes the next token's logits");
+    }
+    return workload;
+  }
+  if (const ConfigNode* context = node.find("context")) {
+    context->fail("'context' is for phase: decode");
+  }
   if (model.composite) {
     for (std::string_view key : {"seq_len", "lm_head"}) {
       if (const ConfigNode* fixed = node.find(key)) {

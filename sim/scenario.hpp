@@ -28,10 +28,13 @@ struct Fusion {
 };
 
 /// What is run: the phase, the batch and (for single-stage models) the sequence length.
+/// prefill: every token of every stage at once; decode: one new token per sequence attending to
+/// `context` cached tokens (one step of autoregressive generation).
 struct Workload {
   std::string phase = "prefill";
   std::int64_t batch = 1;
-  std::int64_t seq_len = 0;  ///< single-stage models only; composites fix their lengths
+  std::int64_t seq_len = 0;  ///< prefill of a single-stage model; composites fix their lengths
+  std::int64_t context = 0;  ///< decode: tokens already in the KV cache
 };
 
 /// A measured time to set beside the bound ("the seed's 63 ms").

@@ -63,8 +63,12 @@ void write_header(std::ostream& out, const RunResult& result) {
   out << fmt::format("  model      {}: {} parameters; {}\n", scenario.model.name,
                      format_count(static_cast<double>(result.parameters.total())),
                      fmt::join(stage_names, ", "));
-  out << fmt::format("  workload   {}, batch {}\n", scenario.workload.phase,
-                     scenario.workload.batch);
+  out << fmt::format("  workload   {}, batch {}{}\n",
+                     scenario.workload.phase == "decode" ? "decode step" : "prefill",
+                     scenario.workload.batch,
+                     scenario.workload.phase == "decode"
+                         ? fmt::format(", context {} tokens", scenario.workload.context)
+                         : std::string());
   out << fmt::format("  precision  {}\n", describe(precision));
   if (!scenario.per_batch_weights.empty()) {
     out << fmt::format("  per-batch  weights of: {} (one copy per sequence)\n",
@@ -232,6 +236,15 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
       seconds(total.t_lower), seconds(total.t_upper), to_string(total.bound),
       percent(std::max({total.t_math, total.t_mem, total.t_net}) /
               (total.t_math + total.t_mem + total.t_net)));
+  if (result.scenario.workload.phase == "decode") {
+    // One step emits one token per sequence: tokens/s = batch / step time (at the lower bound).
+    const double batch = static_cast<double>(result.scenario.workload.batch);
+    out << fmt::format(
+        "Decode: a step takes {} … {}: {:.4g} … {:.4g} tokens/s in all, {} per "
+        "output token.\n",
+        seconds(total.t_lower), seconds(total.t_upper), batch / total.t_upper.si(),
+        batch / total.t_lower.si(), seconds(total.t_lower));
+  }
   if (total.t_net.si() > 0.0) {
     std::vector<std::string> tiers;
     for (const auto& [tier, time] : total.t_net_by_tier) {

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+// One decode step: one new token per sequence against a KV cache of `context` tokens.
+#include "run_fixture.hpp"
+#include "sim/error.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+rsim::RunResult run_with(const std::string& scenario,
+                         std::vector<std::pair<std::string, std::string>> sets = {}) {
+  auto loaded =
+      rsim::load_scenario(rsim::test::source_path("scenarios/" + scenario + ".yaml"), {sets, ""});
+  auto roofs = rsim::scenario_roofs(loaded, "");
+  return rsim::analyze(std::move(loaded), std::move(roofs));
+}
+
+}  // namespace
+
+TEST_CASE("a decode step reads the KV cache once per layer; attention intensity ≈ G", "[decode]") {
+  const auto run = run_with("llama3_70b_decode_tp8_h100", {{"plan", "single"}});
+  bool found = false;
+  for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+    const rsim::Op& op = run.graph.op(run.table.order[row]);
+    if (op.kind != rsim::OpKind::attention) {
+      continue;
+    }
+    found = true;
+    CHECK(op.attention.query_tokens == 1);
+    CHECK(op.attention.cached_tokens == 4096);
+    // FLOPs: 4 · batch 64 · heads 64 · head_dim 128 · (4096 cached + 1 own) keys
+    CHECK(run.table.costs[row].flops.si() == Approx(4.0 * 64 * 64 * 128 * 4097));
+    // KV cache read: K and V, 64 sequences × 4096 tokens × 8 KV heads × 128 × 2 B
+    // = 1,073,741,824 B per layer; the rest (q, the new k/v, the output) is ~0.2 %.
+    CHECK(run.table.costs[row].bytes.si() == Approx(2.0 * 64 * 4096 * 8 * 128 * 2).epsilon(0.003));
+    // Intensity → G = 64 query heads / 8 KV heads = 8 (scaling book transformers.md:
+    // S·G/(G + S) at T = 1).
+    CHECK(run.table.costs[row].intensity == Approx(8.0).epsilon(0.01));
+  }
+  CHECK(found);
+  // The KV footprint: the cached 4096 tokens and the new one, K and V, 80 layers:
+  // 64 · 4097 · 80 · 8 · 128 · 2 · 2 B = 85,915,844,608 B.
+  CHECK(run.footprint.kv_cache.si() == Approx(64.0 * 4097 * 80 * 8 * 128 * 2 * 2));
+}
+
+TEST_CASE("Megatron TP in decode: two all-reduces of batch × D per layer", "[decode][plan]") {
+  const auto run = run_with("llama3_70b_decode_tp8_h100");
+  for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+    const rsim::Op& op = run.graph.op(run.table.order[row]);
+    if (op.kind == rsim::OpKind::collective) {
+      // 64 sequences × 1 token × D 8192 × 2 B = 1,048,576 B; 2 · 7/8 · V / 450e9 = 4.08 µs
+      CHECK(op.collective.bytes.si() == Approx(1'048'576.0));
+      CHECK(run.table.costs[row].t_net.si() == Approx(2 * 7.0 / 8 * 1'048'576.0 / 450e9));
+    }
+  }
+  CHECK(run.bounds.total.bound == rsim::Bound::memory);
+}
+
+TEST_CASE("decode input errors", "[decode]") {
+  const auto path = [](const std::string& name) {
+    return rsim::test::source_path("scenarios/" + name + ".yaml");
+  };
+  CHECK_THROWS_WITH(
+      rsim::load_scenario(path("pi05_thor"), {{{"workload.phase", "decode"}}, ""}),
+      Catch::Contains("a decode step needs a single-stage decoder with a vocabulary"));
+  CHECK_THROWS_WITH(
+      rsim::load_scenario(path("llama3_8b_h100"), {{{"workload.phase", "decode"}}, ""}),
+      Catch::Contains("give 'context' (the tokens already cached), not 'seq_len'"));
+  CHECK_THROWS_WITH(rsim::load_scenario(path("llama3_8b_h100"), {{{"workload.context", "5"}}, ""}),
+                    Catch::Contains("'context' is for phase: decode"));
+}
