@@ -83,6 +83,45 @@ Roofs scenario_roofs(const Scenario& scenario, std::string_view mode, const Roof
                        overrides);
 }
 
+namespace {
+
+std::optional<double> critical_width(const OpGraph& graph, const CostTable& table) {
+  std::vector<std::size_t> row_of(graph.size(), 0);
+  for (std::size_t row = 0; row < table.order.size(); ++row) {
+    row_of[table.order[row]] = row;
+  }
+  std::optional<double> widest;
+  for (std::size_t row = 0; row < table.order.size(); ++row) {
+    const Op& op = graph.op(table.order[row]);
+    if (op.kind != OpKind::matmul || !op.inputs.front().has_axis("embed")) {
+      continue;
+    }
+    for (auto edge :
+         boost::make_iterator_range(boost::out_edges(table.order[row], graph.graph()))) {
+      const OpGraph::Vertex target = boost::target(edge, graph.graph());
+      const Op& next = graph.op(target);
+      if (next.kind != OpKind::collective || next.name != op.name + ".all_reduce") {
+        continue;
+      }
+      double local_width = 0.0;
+      for (const Axis& axis : op.inputs.front().axes) {
+        local_width = axis.name == "embed" ? static_cast<double>(axis.size) : local_width;
+      }
+      const double devices = static_cast<double>(next.collective.axes.front());
+      const double t_math = table.times(static_cast<Eigen::Index>(row), CostTable::kMathColumn);
+      const double t_net =
+          table.times(static_cast<Eigen::Index>(row_of[target]), CostTable::kNetworkColumn);
+      if (t_math > 0.0) {
+        const double width = local_width * devices * t_net / t_math;
+        widest = widest ? std::max(*widest, width) : width;
+      }
+    }
+  }
+  return widest;
+}
+
+}  // namespace
+
 RunResult analyze(Scenario scenario, Roofs roofs) {
   OpGraph graph = build_graph(scenario);
   std::vector<std::string> notes;
@@ -101,10 +140,18 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
   ParameterCount parameters = count_parameters(scenario.model);
   std::vector<GroupCritical> groups = group_criticals(graph, table, roofs);
   const Footprint memory = footprint(scenario, graph, parameters);
-  return RunResult{std::move(scenario), std::move(roofs),    std::move(graph),
-                   std::move(table),    std::move(critical), std::move(bounds),
-                   parameters,          std::move(groups),   memory,
-                   std::move(notes)};
+  const std::optional<double> width = critical_width(graph, table);
+  return RunResult{std::move(scenario),
+                   std::move(roofs),
+                   std::move(graph),
+                   std::move(table),
+                   std::move(critical),
+                   std::move(bounds),
+                   parameters,
+                   std::move(groups),
+                   memory,
+                   std::move(notes),
+                   width};
 }
 
 namespace {

@@ -42,6 +42,10 @@ struct RunResult {
   std::vector<GroupCritical> group_critical;  ///< per stage, per matmul group present
   Footprint footprint;
   std::vector<std::string> notes;  ///< what the plan had to do (KV heads replicated, ...)
+  /// Under a plan that splits the model width D: the width above which the matmuls whose
+  /// partial sums are all-reduced escape the network roof (T_math ∝ D, the all-reduce is not):
+  /// max over those matmuls of D · T_net / T_math (seed 004: D/2 > C/W on 2 chips).
+  std::optional<double> critical_d;
 };
 
 /// Runs the pipeline: graph → cost → thresholds → bounds. The roofs must come from the

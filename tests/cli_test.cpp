@@ -272,6 +272,10 @@ TEST_CASE("rsim compare puts plans side by side", "[cli][plan]") {
   REQUIRE(json["variants"].size() == 2);
   CHECK(json["variants"][0]["plan"] == "shard_d");
   CHECK(json["variants"][0]["bound"] == "network");
+  // The seed's threshold from the whole graph: every embed-contracting matmul all-reduces partial
+  // sums that do not grow with D, so D* = 2 · 1.97e14 / 4.5e10 = 8755.6 (roofline.md).
+  CHECK(json["variants"][0]["critical_d"].get<double>() == Approx(2 * 1.97e14 / 4.5e10));
+  CHECK(json["variants"][1]["critical_d"].is_null());
   CHECK(json["variants"][1]["plan"] == "shard_batch");
   CHECK(json["variants"][1]["t_net_s"].get<double>() == 0.0);
   const auto table = rsim_cli({"compare", scenario("llama3_70b_tp8_h100"), "--plan", "fsdp"});

@@ -107,6 +107,7 @@ Json variant_record(const RunResult& run, const RunResult& baseline) {
     record[item.key()] = item.value();
   }
   record.update(totals_json(totals));
+  record["critical_d"] = run.critical_d ? Json(*run.critical_d) : Json(nullptr);
   record["weights_bytes"] = run.footprint.weights.si();
   record["kv_cache_bytes"] = run.footprint.kv_cache.si();
   record["lower_vs_baseline"] = totals.t_lower / baseline.bounds.total.t_lower;
@@ -258,6 +259,7 @@ Json run_to_json(const RunResult& result) {
       {"per_batch_weights", scenario.per_batch_weights},
       {"plan", plan_json(scenario.plan)},
       {"notes", result.notes},
+      {"critical_d", result.critical_d ? Json(*result.critical_d) : Json(nullptr)},
       {"memory",
        {{"weights_bytes", result.footprint.weights.si()},
         {"kv_cache_bytes", result.footprint.kv_cache.si()}}},

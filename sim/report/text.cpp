@@ -236,6 +236,12 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
       seconds(total.t_lower), seconds(total.t_upper), to_string(total.bound),
       percent(std::max({total.t_math, total.t_mem, total.t_net}) /
               (total.t_math + total.t_mem + total.t_net)));
+  if (result.critical_d) {
+    out << fmt::format(
+        "Critical D: the D-sharded matmuls escape the network roof above a model "
+        "width of {} (D · T_net / T_math; T_net does not grow with D).\n",
+        format_count(*result.critical_d));
+  }
   if (result.scenario.workload.phase == "decode") {
     // One step emits one token per sequence: tokens/s = batch / step time (at the lower bound).
     const double batch = static_cast<double>(result.scenario.workload.batch);
@@ -275,6 +281,7 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
                    {"DRAM bytes"},
                    {"weights"},
                    {"KV cache"},
+                   {"critical D"},
                    {"lower vs base"}});
   for (const RunResult& run : runs) {
     const Scenario& scenario = run.scenario;
@@ -301,6 +308,7 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
          seconds(totals.t_mem), seconds(totals.t_net), seconds(totals.t_lower),
          seconds(totals.t_upper), std::string(to_string(totals.bound)), bytes(totals.bytes),
          bytes(run.footprint.weights), bytes(run.footprint.kv_cache),
+         run.critical_d ? format_count(*run.critical_d) : std::string("-"),
          fmt::format("{:.3g}×", totals.t_lower / baseline.bounds.total.t_lower)});
   }
   table.print(out, "  ");
