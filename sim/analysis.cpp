@@ -125,10 +125,12 @@ std::optional<double> critical_width(const OpGraph& graph, const CostTable& tabl
 RunResult analyze(Scenario scenario, Roofs roofs) {
   OpGraph graph = build_graph(scenario);
   std::vector<std::string> notes;
+  double weight_fraction = 1.0;
   if (scenario.plan.devices() > 1) {
     ShardedGraph sharded = shard_graph(graph, scenario.plan);
     graph = std::move(sharded.graph);
     notes = std::move(sharded.notes);
+    weight_fraction = sharded.weight_fraction;
   }
   CostTable table = cost_graph(graph, roofs);
   std::vector<std::optional<CriticalBatch>> critical;
@@ -139,7 +141,8 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
   Bounds bounds = compute_bounds(graph, table);
   ParameterCount parameters = count_parameters(scenario.model);
   std::vector<GroupCritical> groups = group_criticals(graph, table, roofs);
-  const Footprint memory = footprint(scenario, graph, parameters);
+  Footprint memory = footprint(scenario, graph, parameters);
+  memory.weights = memory.weights * weight_fraction;
   const std::optional<double> width = critical_width(graph, table);
   return RunResult{std::move(scenario),
                    std::move(roofs),

@@ -26,8 +26,8 @@ struct GroupCritical {
 
 /// What the run keeps in memory per device (weights and the KV cache), in bytes.
 struct Footprint {
-  Bytes weights;   ///< all parameters in the weight dtype (× batch for per-batch weights)
-  Bytes kv_cache;  ///< K and V of every stage a later stage attends to
+  Bytes weights;   ///< parameters in the weight dtype one device stores (× batch if per-batch)
+  Bytes kv_cache;  ///< K and V one device caches (a later stage's or a decode step's)
 };
 
 /// Everything one scenario run produces: the pipeline's stages kept for the reports.

@@ -303,8 +303,19 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
   // An activation gathered for one consumer serves its siblings too (Q and K/V projections read
   // the same gathered input under sequence parallelism): keyed by producer, bytes and tier.
   std::map<std::tuple<OpGraph::Vertex, double, std::string>, OpGraph::Vertex> gathered;
+  double stored_weights = 0.0;
+  double all_weights = 0.0;
   for (OpGraph::Vertex vertex : graph.topological_order()) {
     const Op& op = graph.op(vertex);
+    if (op.kind != OpKind::embedding_gather) {  // a gather reads rows of a replicated table
+      for (const Tensor& tensor : op.inputs) {
+        if (tensor.role == TensorRole::weight) {
+          const auto count = static_cast<double>(op.count);
+          all_weights += tensor.bytes().si() * count;
+          stored_weights += sharder.local(tensor, sharder.layout(tensor, op)).bytes().si() * count;
+        }
+      }
+    }
     ShardedOp parts = op.kind == OpKind::matmul      ? shard_matmul(op, sharder)
                       : op.kind == OpKind::attention ? shard_attention(op, sharder)
                                                      : shard_local(op, sharder);
@@ -368,6 +379,7 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
     }
     placed[vertex] = {*first, *previous, output, parts.output_layout};
   }
+  sharded.weight_fraction = all_weights > 0.0 ? stored_weights / all_weights : 1.0;
   return sharded;
 }
 

@@ -14,6 +14,9 @@ namespace rsim {
 struct ShardedGraph {
   OpGraph graph;
   std::vector<std::string> notes;  ///< e.g. KV heads replicated because they do not divide
+  /// The share of the weights one device stores: Σ per-device weight bytes by the rules (FSDP
+  /// stores 1/N even though it gathers before use) / Σ all weight bytes.
+  double weight_fraction = 1.0;
 };
 
 /// Partitions a graph by a plan. Every tensor axis takes the mesh axis its rule names (one mesh

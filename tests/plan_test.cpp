@@ -236,3 +236,15 @@ TEST_CASE("run JSON breaks T_net down by tier and names each collective's bytes"
     }
   }
 }
+
+TEST_CASE("weights per device: TP and FSDP store 1/N, data parallelism all", "[plan]") {
+  const auto single = run_with("llama3_70b_tp8_h100", {{"plan", "single"}});
+  for (const char* preset : {"megatron_tp", "fsdp"}) {
+    INFO(preset);
+    const auto run = run_with("llama3_70b_tp8_h100", {{"plan.preset", preset}});
+    // 1/8 but for the replicated norm scales (81 · 2 · 8192 of 70.55e9 parameters under TP).
+    CHECK(run.footprint.weights / single.footprint.weights == Approx(1.0 / 8).epsilon(0.001));
+  }
+  const auto data = run_with("llama3_70b_tp8_h100", {{"plan.preset", "data_parallel"}});
+  CHECK(data.footprint.weights.si() == Approx(single.footprint.weights.si()));
+}

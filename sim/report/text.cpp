@@ -279,8 +279,8 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
                    {"upper"},
                    {"bound", Align::left},
                    {"DRAM bytes"},
-                   {"weights"},
-                   {"KV cache"},
+                   {"weights/device"},
+                   {"KV/device"},
                    {"critical D"},
                    {"lower vs base"}});
   for (const RunResult& run : runs) {
