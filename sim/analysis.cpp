@@ -232,6 +232,39 @@ ThresholdResult find_threshold(const ThresholdQuery& query,
   return result;
 }
 
+ThresholdResult threshold_scenario(const std::filesystem::path& path,
+                                   const ScenarioOverrides& overrides, ThresholdQuery& query,
+                                   std::string_view mode, const RoofOverrides& roof_overrides) {
+  const std::string param = query.key;
+  if (param != "batch" && param != "seq_len" && param != "d_model") {
+    throw InputError(fmt::format("--param {}: expected batch, seq_len or d_model", param));
+  }
+  const Scenario baseline = load_scenario(path, overrides);
+  const bool width = param == "d_model";
+  query.key = width ? "model.hidden_size" : "workload." + param;
+  const std::string split_axis = width ? "embed" : param == "batch" ? "batch" : "seq";
+  query.step = 1;
+  if (const auto axis = baseline.plan.mesh_axis_for(split_axis, false)) {
+    query.step = baseline.plan.find_axis(*axis)->size;
+  }
+  const auto load = [&](std::int64_t value) {
+    if (!width) {
+      ScenarioOverrides with_value = overrides;
+      with_value.sets.emplace_back(query.key, std::to_string(value));
+      return load_scenario(path, with_value);
+    }
+    Scenario scenario = baseline;
+    for (StageSpec& stage : scenario.model.stages) {
+      stage.component.hidden_size = value;
+    }
+    return scenario;
+  };
+  const auto roofs_of = [&](const Scenario& scenario) {
+    return scenario_roofs(scenario, mode, roof_overrides);
+  };
+  return find_threshold(query, load, roofs_of);
+}
+
 std::optional<MatmulSharding> parse_matmul_sharding(std::string_view name) {
   if (name == "d") {
     return MatmulSharding::contract;

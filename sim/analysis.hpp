@@ -11,6 +11,7 @@
 #include "sim/shard.hpp"
 #include "sim/thresholds.hpp"
 
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -119,6 +120,14 @@ struct ThresholdResult {
 ThresholdResult find_threshold(const ThresholdQuery& query,
                                const std::function<Scenario(std::int64_t)>& load,
                                const std::function<Roofs(const Scenario&)>& roofs_of);
+
+/// find_threshold for a named parameter of a scenario file: "batch" or "seq_len" (set as
+/// workload keys and re-validated; a plan that splits the batch makes the search step by its
+/// devices), or "d_model" (every stage's hidden size; stepping by the devices a plan splits
+/// `embed` over). `query.key` names the parameter on entry and the key searched on return.
+ThresholdResult threshold_scenario(const std::filesystem::path& path,
+                                   const ScenarioOverrides& overrides, ThresholdQuery& query,
+                                   std::string_view mode, const RoofOverrides& roof_overrides);
 
 /// One collective on one network tier (`rsim collective`).
 struct CollectiveResult {

@@ -35,6 +35,13 @@ Totals sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::Array
         tier = std::prev(totals.t_net_by_tier.end());
       }
       tier->second += table.costs[row].t_net * count;
+      auto bytes = std::find_if(totals.net_bytes_by_tier.begin(), totals.net_bytes_by_tier.end(),
+                                [&](const auto& entry) { return entry.first == op.network; });
+      if (bytes == totals.net_bytes_by_tier.end()) {
+        totals.net_bytes_by_tier.emplace_back(op.network, Bytes(0.0));
+        bytes = std::prev(totals.net_bytes_by_tier.end());
+      }
+      bytes->second += op.collective.bytes * count;
     }
   }
   return totals;

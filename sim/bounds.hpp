@@ -13,10 +13,11 @@ namespace rsim {
 struct Totals {
   Flops flops;
   Bytes bytes;
-  Seconds t_math;                                              ///< Σ T_math
-  Seconds t_mem;                                               ///< Σ T_mem
-  Seconds t_net;                                               ///< Σ T_net (collectives)
-  std::vector<std::pair<std::string, Seconds>> t_net_by_tier;  ///< Σ T_net per network tier
+  Seconds t_math;                                                ///< Σ T_math
+  Seconds t_mem;                                                 ///< Σ T_mem
+  Seconds t_net;                                                 ///< Σ T_net (collectives)
+  std::vector<std::pair<std::string, Seconds>> t_net_by_tier;    ///< Σ T_net per network tier
+  std::vector<std::pair<std::string, Bytes>> net_bytes_by_tier;  ///< Σ collective bytes per tier
   Seconds t_lower;       ///< Σ max(T_math, T_mem): ops run one after another, each overlapped
   Seconds t_upper;       ///< Σ (T_math + T_mem): nothing overlaps
   Seconds t_critical;    ///< critical path over a device stream and a network stream

@@ -311,7 +311,7 @@ TEST_CASE("rsim threshold brackets the cost model and agrees with the closed for
   // T = 3I·DF / (6DF − I(2D + 3F)) = 3 · 1893.8 · 2048 · 16384 / (201,326,592 − 1893.8 · 53,248)
   // = 1897 tokens: 2 observations of 968 tokens (1936) are the first past it.
   CHECK(threshold({scenario("pi05_thor"), "--scope", "prefix/mlp"})["value"] == 2);
-  const auto bad = rsim_cli({"threshold", scenario("pi05_thor"), "--param", "d_model"});
+  const auto bad = rsim_cli({"threshold", scenario("pi05_thor"), "--param", "heads"});
   CHECK(bad.code == 2);
-  CHECK_THAT(bad.err, Catch::Contains("use rsim matmul --shard d"));
+  CHECK_THAT(bad.err, Catch::Contains("--param heads: expected batch, seq_len or d_model"));
 }

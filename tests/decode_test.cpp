@@ -69,3 +69,35 @@ TEST_CASE("decode input errors", "[decode]") {
   CHECK_THROWS_WITH(rsim::load_scenario(path("llama3_8b_h100"), {{{"workload.context", "5"}}, ""}),
                     Catch::Contains("'context' is for phase: decode"));
 }
+
+TEST_CASE("threshold over the model width brackets the T_math = T_net crossing", "[thresholds]") {
+  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
+  rsim::ThresholdQuery query;
+  query.key = "d_model";
+  query.roof = rsim::Bound::network;
+  const auto result = rsim::threshold_scenario(path, {}, query, "", {});
+  REQUIRE(result.value);
+  CHECK(query.step == 2);  // shard_d splits embed over 2 chips
+  const auto at_width = [&](std::int64_t width) {
+    auto scenario = rsim::load_scenario(path);
+    for (auto& stage : scenario.model.stages) {
+      stage.component.hidden_size = width;
+    }
+    auto roofs = rsim::scenario_roofs(scenario, "");
+    return rsim::analyze(std::move(scenario), std::move(roofs)).bounds.total;
+  };
+  // The smallest width (in steps of 2) where ΣT_math ≥ ΣT_net.
+  const auto at = at_width(*result.value);
+  const auto below = at_width(*result.value - 2);
+  CHECK(at.t_math >= at.t_net);
+  CHECK(below.t_math < below.t_net);
+  // Below the per-matmul critical D of 8755.6: matmuls that need no all-reduce (down_proj, o_proj
+  // under shard_d) add compute but no traffic, so the whole run crosses earlier.
+  CHECK(*result.value < 8756);
+  // Batch sharding sends nothing: no width is network-bound, so the threshold is the first step.
+  rsim::ThresholdQuery by_batch = query;
+  by_batch.key = "d_model";
+  const auto none =
+      rsim::threshold_scenario(path, {{{"plan.preset", "shard_batch"}}, ""}, by_batch, "", {});
+  CHECK(none.value == 1);
+}

@@ -226,6 +226,8 @@ TEST_CASE("run JSON breaks T_net down by tier and names each collective's bytes"
   const auto& totals = json["totals"];
   CHECK(totals["t_net_by_tier_s"]["nvlink"].get<double>() ==
         Approx(totals["t_net_s"].get<double>()));
+  // 2 all-reduces × 80 layers × 268,435,456 B
+  CHECK(totals["net_bytes_by_tier"]["nvlink"].get<double>() == Approx(160 * 268'435'456.0));
   CHECK(totals["overlap_needed_s"].get<double>() ==
         Approx(totals["t_lower_s"].get<double>() - totals["t_overlapped_s"].get<double>()));
   for (const auto& op : json["ops"]) {

@@ -31,6 +31,11 @@ Json totals_json(const Totals& totals) {
               {"t_overlapped_s", totals.t_overlapped.si()},
               {"bound", to_string(totals.bound)}};
   result["t_net_by_tier_s"] = by_tier;
+  Json bytes_by_tier = Json::object();
+  for (const auto& [tier, bytes] : totals.net_bytes_by_tier) {
+    bytes_by_tier[tier] = bytes.si();
+  }
+  result["net_bytes_by_tier"] = bytes_by_tier;
   // What overlap must hide to bring the serial lower bound down to the overlapped one.
   result["overlap_needed_s"] = (totals.t_lower - totals.t_overlapped).si();
   return result;

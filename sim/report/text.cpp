@@ -253,8 +253,10 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
   }
   if (total.t_net.si() > 0.0) {
     std::vector<std::string> tiers;
-    for (const auto& [tier, time] : total.t_net_by_tier) {
-      tiers.push_back(fmt::format("{} {}", tier, seconds(time)));
+    for (std::size_t index = 0; index < total.t_net_by_tier.size(); ++index) {
+      tiers.push_back(fmt::format("{} {} for {}", total.t_net_by_tier[index].first,
+                                  seconds(total.t_net_by_tier[index].second),
+                                  bytes(total.net_bytes_by_tier[index].second)));
     }
     out << fmt::format(
         "Network: ΣT_net {} ({}); the critical path overlaps it down to {}; full "

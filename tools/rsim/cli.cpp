@@ -224,37 +224,13 @@ struct ThresholdOptions {
 
 int threshold_command(const ThresholdOptions& options, std::ostream& out) {
   ThresholdQuery query;
-  // Short names for the workload keys; any other dotted key is taken as is.
-  query.key = options.param == "batch"     ? "workload.batch"
-              : options.param == "seq_len" ? "workload.seq_len"
-                                           : options.param;
-  if (query.key != "workload.batch" && query.key != "workload.seq_len") {
-    throw InputError(fmt::format(
-        "--param {}: expected batch or seq_len (the model width D is a model property: use rsim "
-        "matmul --shard d for the critical D of a D-sharded matmul)",
-        options.param));
-  }
+  query.key = options.param;
   query.roof = options.roof == "network" ? Bound::network : Bound::memory;
   query.scope = options.scope;
   query.high = options.high;
-  const ScenarioOverrides base = scenario_overrides(options.scenario);
-  const Scenario baseline = load_scenario(options.scenario.scenario, base);
-  if (query.key == "workload.batch") {
-    // A plan that splits the batch needs a multiple of the devices it splits it over.
-    if (const auto axis = baseline.plan.mesh_axis_for("batch", false)) {
-      query.step = baseline.plan.find_axis(*axis)->size;
-    }
-  }
-  const auto load = [&](std::int64_t value) {
-    ScenarioOverrides overrides = base;
-    overrides.sets.emplace_back(query.key, std::to_string(value));
-    return load_scenario(options.scenario.scenario, overrides);
-  };
-  const auto roofs_of = [&](const Scenario& scenario) {
-    return scenario_roofs(scenario, options.scenario.roofs.mode,
-                          parse_overrides(options.scenario.roofs));
-  };
-  const ThresholdResult result = find_threshold(query, load, roofs_of);
+  const ThresholdResult result =
+      threshold_scenario(options.scenario.scenario, scenario_overrides(options.scenario), query,
+                         options.scenario.roofs.mode, parse_overrides(options.scenario.roofs));
   return emit(
       options.scenario.roofs.format, out, [&] { return threshold_to_json(query, result); },
       [&](std::ostream& stream) { write_record_csv(stream, threshold_to_json(query, result)); },
@@ -443,7 +419,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   threshold->add_option("--variant", threshold_options.scenario.variant, "Use one of the variants");
   threshold->add_option("--plan", threshold_options.scenario.plan,
                         "Use a plan preset on the scenario's mesh");
-  threshold->add_option("--param", threshold_options.param, "batch (default) or seq_len");
+  threshold->add_option("--param", threshold_options.param,
+                        "batch (default), seq_len, or d_model (every stage's width)");
   threshold->add_option("--roof", threshold_options.roof, "memory (default) or network")
       ->check(CLI::IsMember({"memory", "network"}));
   threshold->add_option("--scope", threshold_options.scope,
