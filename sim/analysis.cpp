@@ -57,6 +57,15 @@ Footprint footprint(const Scenario& scenario, const OpGraph& graph, const Parame
           }
         }
       }
+      if (!(op.kind == OpKind::elementwise && op.fused) && op.kind != OpKind::collective) {
+        Bytes working;
+        for (const auto* tensors : {&op.inputs, &op.outputs}) {
+          for (const Tensor& tensor : *tensors) {
+            working += tensor.role == TensorRole::activation ? tensor.bytes() : Bytes(0.0);
+          }
+        }
+        result.activations = std::max(result.activations, working);
+      }
       const auto& per_batch = scenario.per_batch_weights;
       if (op.kind == OpKind::matmul &&
           std::find(per_batch.begin(), per_batch.end(), op.group) != per_batch.end()) {
@@ -143,6 +152,9 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
   std::vector<GroupCritical> groups = group_criticals(graph, table, roofs);
   Footprint memory = footprint(scenario, graph, parameters);
   memory.weights = memory.weights * weight_fraction;
+  const MemoryTier& main_memory = roofs.main_memory();
+  memory.capacity =
+      main_memory.capacity * static_cast<double>(main_memory.count) - scenario.host_share;
   const std::optional<double> width = critical_width(graph, table);
   return RunResult{std::move(scenario),
                    std::move(roofs),

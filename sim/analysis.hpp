@@ -27,8 +27,12 @@ struct GroupCritical {
 
 /// What the run keeps in memory per device (weights and the KV cache), in bytes.
 struct Footprint {
-  Bytes weights;   ///< parameters in the weight dtype one device stores (× batch if per-batch)
-  Bytes kv_cache;  ///< K and V one device caches (a later stage's or a decode step's)
+  Bytes weights;      ///< parameters in the weight dtype one device stores (× batch if per-batch)
+  Bytes kv_cache;     ///< K and V one device caches (a later stage's or a decode step's)
+  Bytes activations;  ///< the largest working set of one op: its activation inputs and outputs
+  Bytes capacity;     ///< main memory of one device, less the host's share of unified memory
+  [[nodiscard]] Bytes total() const { return weights + kv_cache + activations; }
+  [[nodiscard]] bool fits() const { return total() <= capacity; }
 };
 
 /// Everything one scenario run produces: the pipeline's stages kept for the reports.

@@ -247,7 +247,7 @@ const std::vector<std::string_view>& matmul_groups() {
 Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides) {
   ConfigNode document = load_config_file(path);
   document.allow_only({"name", "hardware", "mode", "model", "workload", "precision", "fusion",
-                       "per_batch_weights", "plan", "reference", "variants"});
+                       "per_batch_weights", "plan", "host_share", "reference", "variants"});
   const ConfigNode* variants = document.find("variants");
   const std::vector<std::string> names = variant_names(variants);
   ConfigNode variant_node;
@@ -295,6 +295,20 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   scenario.workload = parse_workload(document.at("workload"), scenario.model);
   scenario.precision = parse_precision(document.at("precision"), scenario.hardware);
   scenario.fusion = parse_fusion(document.at("fusion"));
+  if (const ConfigNode* share = document.find("host_share")) {
+    if (!scenario.hardware.unified_memory) {
+      share->fail(fmt::format("{} does not share its memory with the host (unified_memory: false)",
+                              scenario.hardware.name));
+    }
+    scenario.host_share = Bytes(share->as_quantity(Dimension::bytes));
+    const MemoryTier& main_memory = scenario.hardware.memory.front();
+    if (scenario.host_share >= main_memory.capacity) {
+      share->fail(fmt::format("{} leaves nothing of the {} of {}",
+                              format_quantity(scenario.host_share.si(), Dimension::bytes),
+                              format_quantity(main_memory.capacity.si(), Dimension::bytes),
+                              main_memory.name));
+    }
+  }
   if (const ConfigNode* plan = document.find("plan")) {
     scenario.plan = parse_plan(*plan, scenario.hardware);
   }

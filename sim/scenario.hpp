@@ -63,6 +63,7 @@ struct Scenario {
   std::vector<std::string> per_batch_weights;  ///< matmul groups whose weights have a batch axis
   Plan plan;                                   ///< the parallelism plan (default: one device)
   RoofOverrides roof_overrides;                ///< a variant's peaks and bandwidths
+  Bytes host_share;  ///< unified memory kept for the CPU side (Thor): not available to the model
   std::vector<Reference> references;
   std::vector<std::string> variant_names;  ///< the variants the file declares
 };

@@ -280,7 +280,7 @@ TEST_CASE("rsim compare puts plans side by side", "[cli][plan]") {
   CHECK(json["variants"][1]["t_net_s"].get<double>() == 0.0);
   const auto table = rsim_cli({"compare", scenario("llama3_70b_tp8_h100"), "--plan", "fsdp"});
   CHECK(table.code == 0);
-  CHECK_THAT(table.out, Catch::Contains("fastest (lower bound): baseline"));
+  CHECK_THAT(table.out, Catch::Contains("fastest (lower bound) that fits in memory: baseline"));
   const auto bad = rsim_cli({"compare", scenario("pi05_thor"), "--plan", "megatron_tp"});
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("plan"));

@@ -250,3 +250,29 @@ TEST_CASE("weights per device: TP and FSDP store 1/N, data parallelism all", "[p
   const auto data = run_with("llama3_70b_tp8_h100", {{"plan.preset", "data_parallel"}});
   CHECK(data.footprint.weights.si() == Approx(single.footprint.weights.si()));
 }
+
+TEST_CASE("memory per device decides whether a plan fits", "[plan][memory]") {
+  // Data parallel keeps all of Llama 3 70B on each H100: 70.55e9 × 2 B = 141.1 GB > 80 GB.
+  const auto data = run_with("llama3_70b_tp8_h100", {{"plan.preset", "data_parallel"}});
+  CHECK(data.footprint.capacity.si() == Approx(80e9));
+  CHECK_FALSE(data.footprint.fits());
+  // TP=8: 141.1 / 8 = 17.6 GB of weights, plus the largest op's activations: a norm (not fused
+  // here) reads and writes the whole [8, 2048, 8192] bf16 stream, 2 · 268,435,456 B, more than the
+  // gate/up projection's 268 MB input + [8, 2048, 2, 3584] output (235 MB). It fits.
+  const auto tp = run_with("llama3_70b_tp8_h100");
+  CHECK(tp.footprint.activations.si() == Approx(2 * 2.0 * 8 * 2048 * 8192));
+  CHECK(tp.footprint.fits());
+}
+
+TEST_CASE("host_share: unified memory left to the CPU", "[memory]") {
+  const auto pi05 = rsim::test::source_path("scenarios/pi05_thor.yaml");
+  auto scenario = rsim::load_scenario(pi05, {{{"host_share", "16 GB"}}, ""});
+  auto roofs = rsim::scenario_roofs(scenario, "");
+  const auto run = rsim::analyze(std::move(scenario), std::move(roofs));
+  CHECK(run.footprint.capacity.si() == Approx(128e9 - 16e9));  // 128 GB LPDDR5X − 16 GB
+  CHECK_THROWS_WITH(rsim::load_scenario(pi05, {{{"host_share", "200 GB"}}, ""}),
+                    Catch::Contains("leaves nothing of the 128 GB of dram"));
+  CHECK_THROWS_WITH(rsim::load_scenario(rsim::test::source_path("scenarios/llama3_8b_h100.yaml"),
+                                        {{{"host_share", "1 GB"}}, ""}),
+                    Catch::Contains("does not share its memory with the host"));
+}

@@ -115,6 +115,8 @@ Json variant_record(const RunResult& run, const RunResult& baseline) {
   record["critical_d"] = run.critical_d ? Json(*run.critical_d) : Json(nullptr);
   record["weights_bytes"] = run.footprint.weights.si();
   record["kv_cache_bytes"] = run.footprint.kv_cache.si();
+  record["memory_total_bytes"] = run.footprint.total().si();
+  record["fits"] = run.footprint.fits();
   record["lower_vs_baseline"] = totals.t_lower / baseline.bounds.total.t_lower;
   record["upper_vs_baseline"] = totals.t_upper / baseline.bounds.total.t_upper;
   return record;
@@ -267,7 +269,11 @@ Json run_to_json(const RunResult& result) {
       {"critical_d", result.critical_d ? Json(*result.critical_d) : Json(nullptr)},
       {"memory",
        {{"weights_bytes", result.footprint.weights.si()},
-        {"kv_cache_bytes", result.footprint.kv_cache.si()}}},
+        {"kv_cache_bytes", result.footprint.kv_cache.si()},
+        {"activations_bytes", result.footprint.activations.si()},
+        {"total_bytes", result.footprint.total().si()},
+        {"capacity_bytes", result.footprint.capacity.si()},
+        {"fits", result.footprint.fits()}}},
       {"critical_batches", critical_batches_json(result)},
       {"parameters",
        {{"total", result.parameters.total()},

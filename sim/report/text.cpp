@@ -94,6 +94,17 @@ void write_header(std::ostream& out, const RunResult& result) {
     out << fmt::format("  plan       {} on {} devices {{{}}}; rules: {}; figures are per device\n",
                        plan.name, plan.devices(), fmt::join(mesh, ", "), fmt::join(rules, ", "));
   }
+  const Footprint& footprint = result.footprint;
+  out << fmt::format(
+      "  memory     per device: weights {} + KV cache {} + largest op's activations {} = {} of "
+      "{}{}: "
+      "{}\n",
+      bytes(footprint.weights), bytes(footprint.kv_cache), bytes(footprint.activations),
+      bytes(footprint.total()), bytes(footprint.capacity),
+      scenario.host_share.si() > 0.0
+          ? fmt::format(" ({} left to the host)", bytes(scenario.host_share))
+          : std::string(),
+      footprint.fits() ? "fits" : "DOES NOT FIT");
   for (const std::string& note : result.notes) {
     out << fmt::format("  note       {}\n", note);
   }
@@ -284,6 +295,7 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
                    {"weights/device"},
                    {"KV/device"},
                    {"critical D"},
+                   {"fits", Align::left},
                    {"lower vs base"}});
   for (const RunResult& run : runs) {
     const Scenario& scenario = run.scenario;
@@ -311,19 +323,24 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
          seconds(totals.t_upper), std::string(to_string(totals.bound)), bytes(totals.bytes),
          bytes(run.footprint.weights), bytes(run.footprint.kv_cache),
          run.critical_d ? format_count(*run.critical_d) : std::string("-"),
+         run.footprint.fits() ? "yes" : "NO",
          fmt::format("{:.3g}×", totals.t_lower / baseline.bounds.total.t_lower)});
   }
   table.print(out, "  ");
+  // The fastest plan that fits in memory: one that does not is no plan at all.
   const auto fastest = std::min_element(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
-    return a.bounds.total.t_lower < b.bounds.total.t_lower;
+    return std::pair{!a.footprint.fits(), a.bounds.total.t_lower} <
+           std::pair{!b.footprint.fits(), b.bounds.total.t_lower};
   });
   const bool same_workload = std::all_of(runs.begin(), runs.end(), [&](const RunResult& run) {
     return run.scenario.workload.batch == baseline.scenario.workload.batch &&
            run.scenario.model.name == baseline.scenario.model.name;
   });
   if (same_workload) {
-    out << fmt::format("\n  fastest (lower bound): {}\n",
-                       fastest->scenario.variant.empty() ? "baseline" : fastest->scenario.variant);
+    out << fmt::format("\n  fastest (lower bound) that fits in memory: {}\n",
+                       !fastest->footprint.fits()          ? "none fits"
+                       : fastest->scenario.variant.empty() ? "baseline"
+                                                           : fastest->scenario.variant);
   }
   out << "\nCritical token batch per matmul group (the group's Σ FLOPs / Σ bytes meets the ridge;\n"
          "never: its intensity cannot reach it; tokens = batch × the stage's tokens)\n";
