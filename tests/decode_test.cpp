@@ -5,20 +5,10 @@
 
 #include <catch2/catch.hpp>
 
-namespace {
-
-rsim::RunResult run_with(const std::string& scenario,
-                         std::vector<std::pair<std::string, std::string>> sets = {}) {
-  auto loaded =
-      rsim::load_scenario(rsim::test::source_path("scenarios/" + scenario + ".yaml"), {sets, ""});
-  auto roofs = rsim::scenario_roofs(loaded, "");
-  return rsim::analyze(std::move(loaded), std::move(roofs));
-}
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("a decode step reads the KV cache once per layer; attention intensity ≈ G", "[decode]") {
-  const auto run = run_with("llama3_70b_decode_tp8_h100", {{"plan", "single"}});
+  const auto run = rsim::test::run_scenario("llama3_70b_decode_tp8_h100", {{"plan", "single"}});
   bool found = false;
   for (std::size_t row = 0; row < run.table.order.size(); ++row) {
     const rsim::Op& op = run.graph.op(run.table.order[row]);
@@ -44,7 +34,7 @@ TEST_CASE("a decode step reads the KV cache once per layer; attention intensity 
 }
 
 TEST_CASE("Megatron TP in decode: two all-reduces of batch × D per layer", "[decode][plan]") {
-  const auto run = run_with("llama3_70b_decode_tp8_h100");
+  const auto run = rsim::test::run_scenario("llama3_70b_decode_tp8_h100");
   for (std::size_t row = 0; row < run.table.order.size(); ++row) {
     const rsim::Op& op = run.graph.op(run.table.order[row]);
     if (op.kind == rsim::OpKind::collective) {

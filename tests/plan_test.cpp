@@ -9,14 +9,6 @@
 
 namespace {
 
-rsim::RunResult run_with(const std::string& scenario,
-                         std::vector<std::pair<std::string, std::string>> sets = {}) {
-  auto loaded =
-      rsim::load_scenario(rsim::test::source_path("scenarios/" + scenario + ".yaml"), {sets, ""});
-  auto roofs = rsim::scenario_roofs(loaded, "");
-  return rsim::analyze(std::move(loaded), std::move(roofs));
-}
-
 double sum_flops(const rsim::RunResult& run, const std::vector<rsim::OpKind>& kinds) {
   double total = 0.0;
   for (std::size_t row = 0; row < run.table.order.size(); ++row) {
@@ -38,7 +30,7 @@ rsim::Plan parse(const std::string& yaml, const std::string& hardware) {
 }  // namespace
 
 TEST_CASE("Megatron TP: two all-reduces per layer of the [B·T, D] activations", "[plan]") {
-  const auto run = run_with("llama3_70b_tp8_h100");
+  const auto run = rsim::test::run_scenario("llama3_70b_tp8_h100");
   std::vector<std::string> collectives;
   for (std::size_t row = 0; row < run.table.order.size(); ++row) {
     const rsim::Op& op = run.graph.op(run.table.order[row]);
@@ -59,10 +51,10 @@ TEST_CASE("Megatron TP: two all-reduces per layer of the [B·T, D] activations",
 TEST_CASE("every plan conserves the matmul FLOPs", "[plan]") {
   const std::vector<rsim::OpKind> matmuls{rsim::OpKind::matmul};
   const std::vector<rsim::OpKind> both{rsim::OpKind::matmul, rsim::OpKind::attention};
-  const auto single = run_with("llama3_70b_tp8_h100", {{"plan", "single"}});
+  const auto single = rsim::test::run_scenario("llama3_70b_tp8_h100", {{"plan", "single"}});
   for (const char* preset : {"megatron_tp", "fsdp", "data_parallel", "shard_d"}) {
     INFO(preset);
-    const auto run = run_with("llama3_70b_tp8_h100", {{"plan.preset", preset}});
+    const auto run = rsim::test::run_scenario("llama3_70b_tp8_h100", {{"plan.preset", preset}});
     CHECK(run.scenario.plan.devices() == 8);
     // Σ over the 8 devices of the per-device matmul FLOPs = the single-device FLOPs.
     CHECK(8 * sum_flops(run, matmuls) == Approx(sum_flops(single, matmuls)));
@@ -76,7 +68,7 @@ TEST_CASE("every plan conserves the matmul FLOPs", "[plan]") {
 }
 
 TEST_CASE("FSDP gathers every weight before use; data parallelism sends nothing", "[plan]") {
-  const auto fsdp = run_with("llama3_70b_tp8_h100", {{"plan.preset", "fsdp"}});
+  const auto fsdp = rsim::test::run_scenario("llama3_70b_tp8_h100", {{"plan.preset", "fsdp"}});
   double gathered = 0.0;
   for (std::size_t row = 0; row < fsdp.table.order.size(); ++row) {
     const rsim::Op& op = fsdp.graph.op(fsdp.table.order[row]);
@@ -89,14 +81,16 @@ TEST_CASE("FSDP gathers every weight before use; data parallelism sends nothing"
   // down = 2·8192·(8192 + 2048 + 8192 + 3 · 28672) B... plus the LM head [8192, 128256]; at least
   // the 80 layers' 2 · 80 · (2 · 8192² + 2 · 8192 · 1024 + 3 · 8192 · 28672) = 136.9 GB.
   CHECK(gathered > 2.0 * 80 * (2.0 * 8192 * 8192 + 2.0 * 8192 * 1024 + 3.0 * 8192 * 28672));
-  const auto data = run_with("llama3_70b_tp8_h100", {{"plan.preset", "data_parallel"}});
+  const auto data =
+      rsim::test::run_scenario("llama3_70b_tp8_h100", {{"plan.preset", "data_parallel"}});
   CHECK(data.bounds.total.t_net.si() == 0.0);
 }
 
 TEST_CASE("shard over D is network-bound below the critical D; over batch sends nothing",
           "[plan][seed004]") {
-  const auto by_d = run_with("shard_d_vs_batch");
-  const auto by_batch = run_with("shard_d_vs_batch", {{"plan.preset", "shard_batch"}});
+  const auto by_d = rsim::test::run_scenario("shard_d_vs_batch");
+  const auto by_batch =
+      rsim::test::run_scenario("shard_d_vs_batch", {{"plan.preset", "shard_batch"}});
   // Gemma 2B: D = 2048 < 2 · 1.97e14 / 4.5e10 = 8755.6, so the all-reduces dominate.
   CHECK(by_d.bounds.total.bound == rsim::Bound::network);
   CHECK(by_d.bounds.total.t_net > by_d.bounds.total.t_math);
@@ -105,7 +99,7 @@ TEST_CASE("shard over D is network-bound below the critical D; over batch sends 
 }
 
 TEST_CASE("MQA under tensor parallelism replicates the KV heads and says so", "[plan]") {
-  const auto run = run_with("shard_d_vs_batch", {{"plan.preset", "megatron_tp"}});
+  const auto run = rsim::test::run_scenario("shard_d_vs_batch", {{"plan.preset", "megatron_tp"}});
   REQUIRE(run.notes.size() == 1);
   CHECK_THAT(run.notes.front(),
              Catch::Contains("1 kv_heads do not divide over mesh axis 'model' (2): replicated"));
@@ -113,11 +107,12 @@ TEST_CASE("MQA under tensor parallelism replicates the KV heads and says so", "[
 
 TEST_CASE("plans are validated: divisibility, tiers, domains, rules", "[plan]") {
   // 8 query heads over 16 chips do not divide.
-  CHECK_THROWS_WITH(run_with("shard_d_vs_batch",
-                             {{"plan.preset", "megatron_tp"}, {"plan.mesh.model", "16 over ici"}}),
-                    Catch::Contains("axis 'heads' of size 8 (q_proj.weight of "
-                                    "decoder/layer/q_proj) does not divide over mesh axis 'model' "
-                                    "(16)"));
+  CHECK_THROWS_WITH(
+      rsim::test::run_scenario(
+          "shard_d_vs_batch", {{"plan.preset", "megatron_tp"}, {"plan.mesh.model", "16 over ici"}}),
+      Catch::Contains("axis 'heads' of size 8 (q_proj.weight of "
+                      "decoder/layer/q_proj) does not divide over mesh axis 'model' "
+                      "(16)"));
   CHECK_THROWS_WITH(
       parse("plan: {preset: megatron_tp, mesh: {model: 16 over nvlink}}\n", "h100_sxm"),
       "plan.yaml:1:35: error: 'plan.mesh': the mesh puts 16 devices on nvlink, whose "
@@ -149,13 +144,13 @@ TEST_CASE("a preset on a one-axis mesh uses that axis whatever its name", "[plan
 TEST_CASE("critical path: collectives that feed the next op do not overlap, prefetches do",
           "[plan][bounds]") {
   // One device: one stream, so the critical path is the sum of the per-op maxima.
-  const auto single = run_with("llama3_70b_tp8_h100", {{"plan", "single"}});
+  const auto single = rsim::test::run_scenario("llama3_70b_tp8_h100", {{"plan", "single"}});
   CHECK(single.bounds.total.t_critical.si() == Approx(single.bounds.total.t_lower.si()));
   // Megatron TP: each all-reduce waits for its matmul and the next op waits for it: no overlap.
-  const auto tp = run_with("llama3_70b_tp8_h100");
+  const auto tp = rsim::test::run_scenario("llama3_70b_tp8_h100");
   CHECK(tp.bounds.total.t_critical.si() == Approx(tp.bounds.total.t_lower.si()));
   // FSDP: weight gathers need no activations, so they run while earlier ops compute.
-  const auto fsdp = run_with("llama3_70b_tp8_h100", {{"plan.preset", "fsdp"}});
+  const auto fsdp = rsim::test::run_scenario("llama3_70b_tp8_h100", {{"plan.preset", "fsdp"}});
   CHECK(fsdp.bounds.total.t_critical < fsdp.bounds.total.t_lower);
   CHECK(fsdp.bounds.total.t_critical >= fsdp.bounds.total.t_overlapped);
 }
@@ -189,8 +184,9 @@ TEST_CASE("a mesh axis over nvlink+ib is a hierarchy of tiers", "[plan]") {
 
 TEST_CASE("sequence parallelism: reduce-scatter + all-gather in place of each all-reduce",
           "[plan]") {
-  const auto tp = run_with("llama3_70b_tp8_h100");
-  const auto sp = run_with("llama3_70b_tp8_h100", {{"plan.preset", "sequence_parallel"}});
+  const auto tp = rsim::test::run_scenario("llama3_70b_tp8_h100");
+  const auto sp =
+      rsim::test::run_scenario("llama3_70b_tp8_h100", {{"plan.preset", "sequence_parallel"}});
   std::vector<std::string> layer_collectives;
   for (std::size_t row = 0; row < sp.table.order.size(); ++row) {
     const rsim::Op& op = sp.graph.op(sp.table.order[row]);
@@ -221,7 +217,7 @@ TEST_CASE("sequence parallelism: reduce-scatter + all-gather in place of each al
 
 TEST_CASE("run JSON breaks T_net down by tier and names each collective's bytes",
           "[plan][report]") {
-  const auto run = run_with("llama3_70b_tp8_h100");
+  const auto run = rsim::test::run_scenario("llama3_70b_tp8_h100");
   const auto json = rsim::run_to_json(run);
   const auto& totals = json["totals"];
   CHECK(totals["t_net_by_tier_s"]["nvlink"].get<double>() ==
@@ -240,26 +236,28 @@ TEST_CASE("run JSON breaks T_net down by tier and names each collective's bytes"
 }
 
 TEST_CASE("weights per device: TP and FSDP store 1/N, data parallelism all", "[plan]") {
-  const auto single = run_with("llama3_70b_tp8_h100", {{"plan", "single"}});
+  const auto single = rsim::test::run_scenario("llama3_70b_tp8_h100", {{"plan", "single"}});
   for (const char* preset : {"megatron_tp", "fsdp"}) {
     INFO(preset);
-    const auto run = run_with("llama3_70b_tp8_h100", {{"plan.preset", preset}});
+    const auto run = rsim::test::run_scenario("llama3_70b_tp8_h100", {{"plan.preset", preset}});
     // 1/8 but for the replicated norm scales (81 · 2 · 8192 of 70.55e9 parameters under TP).
     CHECK(run.footprint.weights / single.footprint.weights == Approx(1.0 / 8).epsilon(0.001));
   }
-  const auto data = run_with("llama3_70b_tp8_h100", {{"plan.preset", "data_parallel"}});
+  const auto data =
+      rsim::test::run_scenario("llama3_70b_tp8_h100", {{"plan.preset", "data_parallel"}});
   CHECK(data.footprint.weights.si() == Approx(single.footprint.weights.si()));
 }
 
 TEST_CASE("memory per device decides whether a plan fits", "[plan][memory]") {
   // Data parallel keeps all of Llama 3 70B on each H100: 70.55e9 × 2 B = 141.1 GB > 80 GB.
-  const auto data = run_with("llama3_70b_tp8_h100", {{"plan.preset", "data_parallel"}});
+  const auto data =
+      rsim::test::run_scenario("llama3_70b_tp8_h100", {{"plan.preset", "data_parallel"}});
   CHECK(data.footprint.capacity.si() == Approx(80e9));
   CHECK_FALSE(data.footprint.fits());
   // TP=8: 141.1 / 8 = 17.6 GB of weights, plus the largest op's activations: a norm (not fused
   // here) reads and writes the whole [8, 2048, 8192] bf16 stream, 2 · 268,435,456 B, more than the
   // gate/up projection's 268 MB input + [8, 2048, 2, 3584] output (235 MB). It fits.
-  const auto tp = run_with("llama3_70b_tp8_h100");
+  const auto tp = rsim::test::run_scenario("llama3_70b_tp8_h100");
   CHECK(tp.footprint.activations.si() == Approx(2 * 2.0 * 8 * 2048 * 8192));
   CHECK(tp.footprint.fits());
 }

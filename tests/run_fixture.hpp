@@ -5,13 +5,17 @@
 #include "test_paths.hpp"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace rsim::test {
 
-/// Runs a shipped scenario through the whole pipeline in its own mode.
-inline RunResult run_scenario(const std::string& name) {
-  Scenario scenario = load_scenario(source_path("scenarios/" + name + ".yaml"));
-  Roofs roofs = resolve_roofs(scenario.hardware, scenario.mode);
+/// Runs a shipped scenario through the whole pipeline in its own mode, with `--set` overrides.
+inline RunResult run_scenario(const std::string& name,
+                              std::vector<std::pair<std::string, std::string>> sets = {}) {
+  Scenario scenario =
+      load_scenario(source_path("scenarios/" + name + ".yaml"), {std::move(sets), ""});
+  Roofs roofs = scenario_roofs(scenario, "");
   return analyze(std::move(scenario), std::move(roofs));
 }
 
