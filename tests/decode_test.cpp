@@ -5,8 +5,6 @@
 
 #include <catch2/catch.hpp>
 
-namespace {}  // namespace
-
 TEST_CASE("a decode step reads the KV cache once per layer; attention intensity ≈ G", "[decode]") {
   const auto run = rsim::test::run_scenario("llama3_70b_decode_tp8_h100", {{"plan", "single"}});
   bool found = false;
