@@ -2,10 +2,12 @@
 #include "sim/analysis.hpp"
 
 #include "sim/error.hpp"
+#include "sim/named.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 namespace rsim {
 namespace {
@@ -277,32 +279,22 @@ ThresholdResult threshold_scenario(const std::filesystem::path& path,
   return find_threshold(query, load, roofs_of);
 }
 
+namespace {
+// `rsim matmul --shard` names: the contracting width D, the batch B, the output width F.
+constexpr std::array kShardNames{
+    Named<MatmulSharding>{MatmulSharding::none, "none"},
+    Named<MatmulSharding>{MatmulSharding::contract, "d"},
+    Named<MatmulSharding>{MatmulSharding::batch, "batch"},
+    Named<MatmulSharding>{MatmulSharding::out, "f"},
+};
+}  // namespace
+
 std::optional<MatmulSharding> parse_matmul_sharding(std::string_view name) {
-  if (name == "d") {
-    return MatmulSharding::contract;
-  }
-  if (name == "batch") {
-    return MatmulSharding::batch;
-  }
-  if (name == "f") {
-    return MatmulSharding::out;
-  }
-  return std::nullopt;
+  const auto sharding = find_named(name, kShardNames);
+  return sharding == MatmulSharding::none ? std::nullopt : sharding;
 }
 
-std::string_view to_string(MatmulSharding sharding) {
-  switch (sharding) {
-    case MatmulSharding::contract:
-      return "d";
-    case MatmulSharding::batch:
-      return "batch";
-    case MatmulSharding::out:
-      return "f";
-    case MatmulSharding::none:
-      break;
-  }
-  return "none";
-}
+std::string_view to_string(MatmulSharding sharding) { return name_of(sharding, kShardNames); }
 
 namespace {
 

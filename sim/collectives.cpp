@@ -2,6 +2,7 @@
 #include "sim/collectives.hpp"
 
 #include "sim/error.hpp"
+#include "sim/named.hpp"
 
 #include <fmt/format.h>
 
@@ -12,16 +13,12 @@
 namespace rsim {
 namespace {
 
-struct KindName {
-  CollectiveKind kind;
-  std::string_view name;
-};
 constexpr std::array kKindNames{
-    KindName{CollectiveKind::all_gather, "all-gather"},
-    KindName{CollectiveKind::reduce_scatter, "reduce-scatter"},
-    KindName{CollectiveKind::all_reduce, "all-reduce"},
-    KindName{CollectiveKind::all_to_all, "all-to-all"},
-    KindName{CollectiveKind::send_recv, "send-recv"},
+    Named<CollectiveKind>{CollectiveKind::all_gather, "all-gather"},
+    Named<CollectiveKind>{CollectiveKind::reduce_scatter, "reduce-scatter"},
+    Named<CollectiveKind>{CollectiveKind::all_reduce, "all-reduce"},
+    Named<CollectiveKind>{CollectiveKind::all_to_all, "all-to-all"},
+    Named<CollectiveKind>{CollectiveKind::send_recv, "send-recv"},
 };
 
 std::int64_t device_count(const Collective& collective) {
@@ -169,22 +166,10 @@ CollectiveCost switch_cost(const Collective& collective, const NetworkTier& tier
 
 }  // namespace
 
-std::string_view to_string(CollectiveKind kind) {
-  for (const KindName& entry : kKindNames) {
-    if (entry.kind == kind) {
-      return entry.name;
-    }
-  }
-  return "unknown";
-}
+std::string_view to_string(CollectiveKind kind) { return name_of(kind, kKindNames); }
 
 std::optional<CollectiveKind> parse_collective(std::string_view name) {
-  for (const KindName& entry : kKindNames) {
-    if (entry.name == name) {
-      return entry.kind;
-    }
-  }
-  return std::nullopt;
+  return find_named(name, kKindNames);
 }
 
 CollectiveCost collective_cost(const Collective& collective, const NetworkTier& tier) {

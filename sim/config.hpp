@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sim/error.hpp"
+#include "sim/named.hpp"
 #include "sim/units.hpp"
 
 #include <cstdint>
@@ -85,6 +86,16 @@ struct ConfigEntry {
   SourceMark key_mark;
   ConfigNode value;
 };
+
+/// The enum value a scalar names in `table`; the error lists every name.
+template <class Enum, std::size_t N>
+Enum parse_named(const ConfigNode& node, const std::array<Named<Enum>, N>& table) {
+  const std::string text = node.as_string();
+  if (const auto value = find_named(text, table)) {
+    return *value;
+  }
+  node.fail("expected one of: " + names_of(table) + "; got \"" + text + "\"");
+}
 
 /// Reads and parses a YAML file. Missing files, unreadable files and YAML syntax errors are
 /// ConfigErrors naming the file (and line:col for syntax errors).

@@ -2,6 +2,7 @@
 #include "sim/graph.hpp"
 
 #include "sim/error.hpp"
+#include "sim/named.hpp"
 
 #include <boost/graph/topological_sort.hpp>
 #include <fmt/format.h>
@@ -47,17 +48,13 @@ double activation_flops(Activation activation) {
   return 1.0;
 }
 
-struct OpKindName {
-  OpKind kind;
-  std::string_view name;
-};
 constexpr std::array kOpKindNames{
-    OpKindName{OpKind::matmul, "matmul"},
-    OpKindName{OpKind::attention, "attention"},
-    OpKindName{OpKind::elementwise, "elementwise"},
-    OpKindName{OpKind::embedding_gather, "embedding_gather"},
-    OpKindName{OpKind::kv_cache_write, "kv_cache_write"},
-    OpKindName{OpKind::collective, "collective"},
+    Named<OpKind>{OpKind::matmul, "matmul"},
+    Named<OpKind>{OpKind::attention, "attention"},
+    Named<OpKind>{OpKind::elementwise, "elementwise"},
+    Named<OpKind>{OpKind::embedding_gather, "embedding_gather"},
+    Named<OpKind>{OpKind::kv_cache_write, "kv_cache_write"},
+    Named<OpKind>{OpKind::collective, "collective"},
 };
 
 // Builds the ops of one stage. Each op is added once per repeated structure with its count.
@@ -482,14 +479,7 @@ std::string_view to_string(TensorRole role) {
   return "unknown";
 }
 
-std::string_view to_string(OpKind kind) {
-  for (const OpKindName& entry : kOpKindNames) {
-    if (entry.kind == kind) {
-      return entry.name;
-    }
-  }
-  return "unknown";
-}
+std::string_view to_string(OpKind kind) { return name_of(kind, kOpKindNames); }
 
 std::int64_t Tensor::elements() const {
   std::int64_t product = 1;

@@ -12,15 +12,11 @@
 namespace rsim {
 namespace {
 
-struct UnitName {
-  ComputeUnit unit;
-  std::string_view name;
-};
 constexpr std::array kUnitNames{
-    UnitName{ComputeUnit::tensor_core, "tensor_core"},
-    UnitName{ComputeUnit::cuda_core, "cuda_core"},
-    UnitName{ComputeUnit::mxu, "mxu"},
-    UnitName{ComputeUnit::vpu, "vpu"},
+    Named<ComputeUnit>{ComputeUnit::tensor_core, "tensor_core"},
+    Named<ComputeUnit>{ComputeUnit::cuda_core, "cuda_core"},
+    Named<ComputeUnit>{ComputeUnit::mxu, "mxu"},
+    Named<ComputeUnit>{ComputeUnit::vpu, "vpu"},
 };
 
 // Outermost tiers first; the first tier of every hardware must be main memory.
@@ -61,12 +57,7 @@ ComputePath parse_compute_path(const ConfigNode::Entry& entry) {
   path.dtype = *dtype;
   path.sparse = entry.key.ends_with("_sparse");
   path.peak = FlopsPerSecond(node.at("peak").as_quantity(Dimension::flop_rate));
-  const std::string unit = node.at("unit").as_choice({"tensor_core", "cuda_core", "mxu", "vpu"});
-  for (const UnitName& known : kUnitNames) {
-    if (known.name == unit) {
-      path.unit = known.unit;
-    }
-  }
+  path.unit = parse_named(node.at("unit"), kUnitNames);
   path.provenance = parse_provenance(node);
   return path;
 }
@@ -96,14 +87,10 @@ MemoryTier parse_memory_tier(const ConfigNode::Entry& entry) {
 
 constexpr std::array<std::string_view, 4> kNetworkTiers{"nvlink", "ib", "ici", "dcn"};
 
-struct TopologyName {
-  Topology topology;
-  std::string_view name;
-};
 constexpr std::array kTopologyNames{
-    TopologyName{Topology::torus, "torus"},
-    TopologyName{Topology::switched, "switch"},
-    TopologyName{Topology::fat_tree, "fat_tree"},
+    Named<Topology>{Topology::torus, "torus"},
+    Named<Topology>{Topology::switched, "switch"},
+    Named<Topology>{Topology::fat_tree, "fat_tree"},
 };
 
 NetworkTier parse_network_tier(const ConfigNode::Entry& entry) {
@@ -117,12 +104,7 @@ NetworkTier parse_network_tier(const ConfigNode::Entry& entry) {
   }
   NetworkTier tier;
   tier.name = entry.key;
-  const std::string topology = node.at("topology").as_choice({"torus", "switch", "fat_tree"});
-  for (const TopologyName& known : kTopologyNames) {
-    if (known.name == topology) {
-      tier.topology = known.topology;
-    }
-  }
+  tier.topology = parse_named(node.at("topology"), kTopologyNames);
   tier.bandwidth = BytesPerSecond(node.at("bandwidth").as_quantity(Dimension::byte_rate));
   if (const ConfigNode* devices = node.find("devices")) {
     tier.devices = devices->as_positive_int();
@@ -189,23 +171,9 @@ void parse_modes(const ConfigNode& document, HardwareSpec& spec) {
 
 }  // namespace
 
-std::string_view to_string(Topology topology) {
-  for (const TopologyName& known : kTopologyNames) {
-    if (known.topology == topology) {
-      return known.name;
-    }
-  }
-  return "unknown";
-}
+std::string_view to_string(Topology topology) { return name_of(topology, kTopologyNames); }
 
-std::string_view to_string(ComputeUnit unit) {
-  for (const UnitName& known : kUnitNames) {
-    if (known.unit == unit) {
-      return known.name;
-    }
-  }
-  return "unknown";
-}
+std::string_view to_string(ComputeUnit unit) { return name_of(unit, kUnitNames); }
 
 RoofOverrides parse_roof_overrides(const ConfigNode& node, const HardwareSpec& spec) {
   RoofOverrides overrides;

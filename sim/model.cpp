@@ -11,12 +11,6 @@
 namespace rsim {
 namespace {
 
-template <class Enum>
-struct Named {
-  Enum value;
-  std::string_view name;
-};
-
 constexpr std::array kActivations{
     Named<Activation>{Activation::gelu, "gelu"},
     Named<Activation>{Activation::gelu_tanh, "gelu_tanh"},
@@ -41,29 +35,6 @@ constexpr std::array kLmHeads{
     Named<LmHead>{LmHead::last_token, "last"},
     Named<LmHead>{LmHead::all_tokens, "all"},
 };
-
-template <class Enum, std::size_t N>
-Enum parse_named(const ConfigNode& node, const std::array<Named<Enum>, N>& table) {
-  const std::string text = node.as_string();
-  std::vector<std::string_view> names;
-  for (const Named<Enum>& entry : table) {
-    if (entry.name == text) {
-      return entry.value;
-    }
-    names.push_back(entry.name);
-  }
-  node.fail(fmt::format("expected one of: {}; got \"{}\"", fmt::join(names, ", "), text));
-}
-
-template <class Enum, std::size_t N>
-std::string_view name_of(Enum value, const std::array<Named<Enum>, N>& table) {
-  for (const Named<Enum>& entry : table) {
-    if (entry.value == value) {
-      return entry.name;
-    }
-  }
-  return "unknown";
-}
 
 bool optional_bool(const ConfigNode& document, std::string_view key, bool fallback) {
   const ConfigNode* node = document.find(key);

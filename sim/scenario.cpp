@@ -12,17 +12,13 @@
 namespace rsim {
 namespace {
 
-struct KindName {
-  ElementwiseKind kind;
-  std::string_view name;
-};
 constexpr std::array kElementwiseKinds{
-    KindName{ElementwiseKind::norm, "norm"},
-    KindName{ElementwiseKind::activation, "activation"},
-    KindName{ElementwiseKind::residual, "residual"},
-    KindName{ElementwiseKind::rope, "rope"},
-    KindName{ElementwiseKind::embedding, "embedding"},
-    KindName{ElementwiseKind::softmax, "softmax"},
+    Named<ElementwiseKind>{ElementwiseKind::norm, "norm"},
+    Named<ElementwiseKind>{ElementwiseKind::activation, "activation"},
+    Named<ElementwiseKind>{ElementwiseKind::residual, "residual"},
+    Named<ElementwiseKind>{ElementwiseKind::rope, "rope"},
+    Named<ElementwiseKind>{ElementwiseKind::embedding, "embedding"},
+    Named<ElementwiseKind>{ElementwiseKind::softmax, "softmax"},
 };
 
 // A preset reference: resolution failures point at the key that named the preset.
@@ -41,21 +37,7 @@ Fusion parse_fusion(const ConfigNode& node) {
   Fusion fusion;
   fusion.attention_fused = node.at("attention").as_choice({"fused", "unfused"}) == "fused";
   for (const ConfigNode& item : node.at("into_matmul").items()) {
-    const std::string name = item.as_string();
-    bool known = false;
-    for (const KindName& entry : kElementwiseKinds) {
-      if (entry.name == name) {
-        fusion.into_matmul.push_back(entry.kind);
-        known = true;
-      }
-    }
-    if (!known) {
-      std::vector<std::string_view> names;
-      for (const KindName& entry : kElementwiseKinds) {
-        names.push_back(entry.name);
-      }
-      item.fail(fmt::format("expected one of: {}; got \"{}\"", fmt::join(names, ", "), name));
-    }
+    fusion.into_matmul.push_back(parse_named(item, kElementwiseKinds));
   }
   return fusion;
 }
@@ -150,14 +132,7 @@ std::vector<Reference> parse_references(const ConfigNode& node, const ModelSpec&
 
 }  // namespace
 
-std::string_view to_string(ElementwiseKind kind) {
-  for (const KindName& entry : kElementwiseKinds) {
-    if (entry.kind == kind) {
-      return entry.name;
-    }
-  }
-  return "unknown";
-}
+std::string_view to_string(ElementwiseKind kind) { return name_of(kind, kElementwiseKinds); }
 
 bool Fusion::is_fused(ElementwiseKind kind) const {
   for (ElementwiseKind fused : into_matmul) {
