@@ -101,9 +101,8 @@ Seconds block_critical_path(const OpGraph& graph, const CostTable& table,
     }
     const bool network = graph.op(vertex).kind == OpKind::collective;
     double& stream = network ? network_free : device_free;
-    const double duration = network ? table.times(index, CostTable::kNetworkColumn)
-                                    : std::max(table.times(index, CostTable::kMathColumn),
-                                               table.times(index, CostTable::kMemoryColumn));
+    const double duration =
+        network ? table.times(index, CostTable::kNetworkColumn) : device_time(table, index);
     finish[vertex] = std::max(ready, stream) + duration;
     stream = finish[vertex];
     makespan = std::max(makespan, finish[vertex]);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace rsim {
 namespace {
@@ -65,7 +66,89 @@ std::string tensor_term(const Tensor& tensor) {
                      format_quantity(tensor.bytes().si(), Dimension::bytes));
 }
 
+// Bytes of the inputs a tile does not cover (a matmul's bias): read once.
+Bytes untiled_inputs(const Op& op, std::size_t tiled) {
+  Bytes total;
+  for (std::size_t index = tiled; index < op.inputs.size(); ++index) {
+    total += op.inputs[index].bytes();
+  }
+  return total;
+}
+
+// The traffic a tier serves when `inner` holds the tile: the user's tile for matmuls where one is
+// fixed for `inner`, else the best that fits; nullopt for ops the tiling model does not cover.
+std::optional<TiledTraffic> tiled_traffic(const Op& op, const MemoryTier& inner,
+                                          const TileChoices& tiles) {
+  if (op.kind == OpKind::attention) {
+    return best_flash_tile(flash_shape(op), inner.capacity);
+  }
+  if (op.kind != OpKind::matmul) {
+    return std::nullopt;
+  }
+  const GemmShape shape = gemm_shape(op);
+  const Tile* fixed = tiles.find(inner.name);
+  std::optional<TiledTraffic> traffic =
+      fixed != nullptr ? gemm_traffic(shape, *fixed) : best_gemm_tile(shape, inner.capacity);
+  if (fixed != nullptr && traffic->footprint > inner.capacity) {
+    throw InputError(fmt::format(
+        "{}: tile {} (bm×bn×bk) for {} needs {} for {} (X and W slices double-buffered + the "
+        "bm×bn accumulator), but one {} holds {}; pick a smaller bm, bn or bk",
+        tiles.origin, to_string(*fixed), inner.name, format_capacity(traffic->footprint.si()),
+        op.qualified_name(), inner.name, format_capacity(inner.capacity.si())));
+  }
+  if (traffic) {
+    traffic->bytes += untiled_inputs(op, 2);
+  }
+  return traffic;
+}
+
+// "dram serves 1.2 MB = s_x·M·K·⌈N/bn⌉ + …" with the numbers of the chosen tile put in.
+std::string traffic_line(const Op& op, const TierCost& tier) {
+  const std::string head = fmt::format("  {:<9} serves {}{}", tier.tier,
+                                       format_quantity(tier.bytes.si(), Dimension::bytes),
+                                       tier.timed ? "" : " (no bandwidth figure: not timed)");
+  if (!tier.tile) {
+    return head + " (every byte once: no reuse to win)";
+  }
+  const Tile& tile = *tier.tile;
+  const std::string where = fmt::format(" with tile {} in {}", to_string(tile), tier.tile_tier);
+  if (op.kind == OpKind::attention) {
+    const FlashShape shape = flash_shape(op);
+    return head + where +
+           fmt::format(" = Q+O {} + K/V {} × {:.4g} re-reads{}",
+                       format_quantity(shape.query_output_bytes.si(), Dimension::bytes),
+                       format_quantity(shape.key_value_bytes.si(), Dimension::bytes),
+                       (tier.bytes - shape.query_output_bytes).si() / shape.key_value_bytes.si(),
+                       tier.operand_resident ? " (K/V resident)" : "");
+  }
+  const GemmShape shape = gemm_shape(op);
+  const TiledTraffic traffic = gemm_traffic(shape, tile);
+  return head + where +
+         fmt::format(" = {:g}×({}·M·K·{} + {}·K·N·{} + {}·M·N), M={} N={} K={}{}", shape.batch,
+                     shape.x_element_bytes,
+                     traffic.x_resident
+                         ? "1 (resident)"
+                         : fmt::format("⌈N/bn⌉={:g}", std::ceil(static_cast<double>(shape.n) /
+                                                                static_cast<double>(tile.bn))),
+                     shape.w_element_bytes,
+                     traffic.w_resident
+                         ? "1 (resident)"
+                         : fmt::format("⌈M/bm⌉={:g}", std::ceil(static_cast<double>(shape.m) /
+                                                                static_cast<double>(tile.bm))),
+                     shape.out_element_bytes, shape.m, shape.n, shape.k,
+                     op.inputs.size() > 2 ? " + bias" : "");
+}
+
 }  // namespace
+
+const Tile* TileChoices::find(std::string_view tier) const {
+  for (const auto& [name, tile] : by_tier) {
+    if (name == tier) {
+      return &tile;
+    }
+  }
+  return nullptr;
+}
 
 std::string_view to_string(Bound bound) {
   switch (bound) {
@@ -105,55 +188,112 @@ Bytes op_bytes(const Op& op) {
   return tensor_bytes(op.inputs) + tensor_bytes(op.outputs);
 }
 
-OpCost cost_op(const Op& op, const Roofs& roofs) {
+std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileChoices& tiles) {
+  const Bytes ideal = op_bytes(op);
+  const bool tiled = ideal.si() > 0.0;
+  std::vector<TierCost> costs;
+  costs.reserve(roofs.memory.size());
+  for (std::size_t index = 0; index < roofs.memory.size(); ++index) {
+    const MemoryTier& tier = roofs.memory[index];
+    TierCost cost{tier.name,    ideal, Seconds(0.0), tier.bandwidth.has_value(),
+                  std::nullopt, "",    false};
+    if (tiled && index + 1 < roofs.memory.size()) {
+      const MemoryTier& inner = roofs.memory[index + 1];
+      if (const auto traffic = tiled_traffic(op, inner, tiles)) {
+        cost.bytes = traffic->bytes;
+        cost.tile = traffic->tile;
+        cost.tile_tier = inner.name;
+        cost.operand_resident = traffic->x_resident || traffic->w_resident;
+      }
+    }
+    if (tier.bandwidth) {
+      cost.time = cost.bytes / *tier.bandwidth;
+    }
+    costs.push_back(std::move(cost));
+  }
+  return costs;
+}
+
+const ComputePath& compute_path_of(const Op& op, const Roofs& roofs) {
   const ComputePath* path = roofs.find_path(op.compute_path);
   if (path == nullptr) {
     throw InputError(fmt::format("{} runs on compute path '{}', which {} does not have (paths: {})",
                                  op.qualified_name(), op.compute_path, roofs.hardware,
                                  roofs.path_names()));
   }
+  return *path;
+}
+
+OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles) {
+  const ComputePath* path = &compute_path_of(op, roofs);
   const MemoryTier& memory = roofs.main_memory();
   RSIM_CHECK(memory.bandwidth.has_value(), "main memory without bandwidth passed validation");
   OpCost cost;
   cost.flops = op_flops(op);
-  cost.bytes = op_bytes(op);
+  cost.ideal_bytes = op_bytes(op);
+  cost.tiers = tier_costs(op, roofs, tiles);
+  cost.bytes = cost.tiers.front().bytes;
   cost.t_math = cost.flops / path->peak;
-  cost.t_mem = cost.bytes / *memory.bandwidth;
+  cost.t_mem = cost.tiers.front().time;
   if (op.kind == OpKind::collective) {
     const auto tiers = roofs.find_networks(op.network);
     RSIM_CHECK(!tiers.empty(), "a plan put a collective on a tier the hardware lacks");
     cost.t_net = collective_cost(op.collective, tiers).time;
   }
-  cost.t_lower = std::max({cost.t_math, cost.t_mem, cost.t_net});
-  cost.t_upper = cost.t_math + cost.t_mem + cost.t_net;
+  // The slowest tier holds the memory side; every tier's time adds to the no-overlap bound.
+  const TierCost* slowest = &cost.tiers.front();
+  Seconds t_tiers;
+  for (const TierCost& tier : cost.tiers) {
+    slowest = tier.time > slowest->time ? &tier : slowest;
+    t_tiers += tier.time;
+  }
+  cost.t_lower = std::max({cost.t_math, slowest->time, cost.t_net});
+  cost.t_upper = cost.t_math + t_tiers + cost.t_net;
   cost.intensity = cost.bytes.si() > 0.0 ? intensity(cost.flops, cost.bytes) : 0.0;
+  cost.ideal_intensity =
+      cost.ideal_bytes.si() > 0.0 ? intensity(cost.flops, cost.ideal_bytes) : 0.0;
   cost.critical_intensity = ridge(path->peak, *memory.bandwidth);
-  cost.bound = cost.t_net > std::max(cost.t_math, cost.t_mem) ? Bound::network
-               : cost.t_math > cost.t_mem                     ? Bound::compute
-                                                              : Bound::memory;
+  cost.bound = cost.t_net > std::max(cost.t_math, slowest->time) ? Bound::network
+               : cost.t_math > slowest->time                     ? Bound::compute
+                                                                 : Bound::memory;
+  cost.bound_tier = cost.bound == Bound::memory ? slowest->tier : "";
   return cost;
 }
 
-CostTable cost_graph(const OpGraph& graph, const Roofs& roofs) {
+CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices& tiles) {
   CostTable table;
   table.order = graph.topological_order();
   const auto rows = static_cast<Eigen::Index>(table.order.size());
-  table.times.resize(rows, 3);
+  const auto on_chip_tiers = static_cast<Eigen::Index>(roofs.memory.size()) - 1;
+  table.times.resize(rows, CostTable::kFirstOnChipColumn + on_chip_tiers);
   table.counts.resize(rows);
   for (Eigen::Index row = 0; row < rows; ++row) {
     const Op& op = graph.op(table.order[static_cast<std::size_t>(row)]);
-    const OpCost cost = cost_op(op, roofs);
+    const OpCost cost = cost_op(op, roofs, tiles);
     table.times(row, CostTable::kMathColumn) = cost.t_math.si();
     table.times(row, CostTable::kMemoryColumn) = cost.t_mem.si();
     table.times(row, CostTable::kNetworkColumn) = cost.t_net.si();
+    for (Eigen::Index tier = 0; tier < on_chip_tiers; ++tier) {
+      table.times(row, CostTable::kFirstOnChipColumn + tier) =
+          cost.tiers[static_cast<std::size_t>(tier + 1)].time.si();
+    }
     table.counts(row) = static_cast<double>(op.count);
     table.costs.push_back(cost);
   }
   return table;
 }
 
-std::vector<std::string> explain_op(const Op& op, const Roofs& roofs) {
-  const OpCost cost = cost_op(op, roofs);
+double device_time(const CostTable& table, Eigen::Index row) {
+  double longest = std::max(table.times(row, CostTable::kMathColumn),
+                            table.times(row, CostTable::kMemoryColumn));
+  for (Eigen::Index column = CostTable::kFirstOnChipColumn; column < table.times.cols(); ++column) {
+    longest = std::max(longest, table.times(row, column));
+  }
+  return longest;
+}
+
+std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const TileChoices& tiles) {
+  const OpCost cost = cost_op(op, roofs, tiles);
   const ComputePath& path = *roofs.find_path(op.compute_path);
   const MemoryTier& memory = roofs.main_memory();
   std::vector<std::string> lines;
@@ -175,8 +315,6 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs) {
           shape.query_tokens, shape.cached_tokens, shape.query_tokens, cost.flops.si()));
       break;
     }
-    case OpKind::elementwise:
-    case OpKind::embedding_gather:
     case OpKind::collective: {
       const CollectiveCost collective =
           collective_cost(op.collective, roofs.find_networks(op.network));
@@ -191,6 +329,8 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs) {
           fmt::format("  T_net = {}", format_quantity(cost.t_net.si(), Dimension::seconds)));
       return lines;
     }
+    case OpKind::elementwise:
+    case OpKind::embedding_gather:
     case OpKind::kv_cache_write:
       lines.push_back(fmt::format("  FLOPs = {} per element × {:.6g} output elements = {:.6g}",
                                   op.flops_per_element, output_elements(op), cost.flops.si()));
@@ -206,16 +346,28 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs) {
     for (const Tensor& tensor : op.outputs) {
       lines.push_back("    write " + tensor_term(tensor));
     }
-    lines.push_back(fmt::format("    = {:.6g} B", cost.bytes.si()));
+    lines.push_back(fmt::format("    = {:.6g} B (ideal: perfect reuse)", cost.ideal_bytes.si()));
+  }
+  for (const TierCost& tier : cost.tiers) {
+    lines.push_back(traffic_line(op, tier));
   }
   lines.push_back(fmt::format("  T_math = {:.6g} FLOP / {} ({}) = {}", cost.flops.si(),
                               format_quantity(path.peak.si(), Dimension::flop_rate), path.name,
                               format_quantity(cost.t_math.si(), Dimension::seconds)));
-  lines.push_back(fmt::format("  T_mem  = {:.6g} B / {} ({}) = {}", cost.bytes.si(),
-                              format_quantity(memory.bandwidth->si(), Dimension::byte_rate),
-                              memory.name, format_quantity(cost.t_mem.si(), Dimension::seconds)));
-  lines.push_back(fmt::format("  intensity = {:.4g} FLOP/B vs ridge {:.4g} FLOP/B → {}-bound",
-                              cost.intensity, cost.critical_intensity, to_string(cost.bound)));
+  for (std::size_t index = 0; index < cost.tiers.size(); ++index) {
+    const TierCost& tier = cost.tiers[index];
+    const MemoryTier& memory_tier = roofs.memory[index];
+    if (memory_tier.bandwidth) {
+      lines.push_back(
+          fmt::format("  T_{:<5} = {:.6g} B / {} = {}", tier.tier, tier.bytes.si(),
+                      format_quantity(memory_tier.bandwidth->si(), Dimension::byte_rate),
+                      format_quantity(tier.time.si(), Dimension::seconds)));
+    }
+  }
+  lines.push_back(fmt::format(
+      "  intensity = {:.4g} FLOP/B ({}, tiled; ideal {:.4g}) vs ridge {:.4g} FLOP/B → {}-bound{}",
+      cost.intensity, memory.name, cost.ideal_intensity, cost.critical_intensity,
+      to_string(cost.bound), cost.bound_tier.empty() ? "" : " (" + cost.bound_tier + ")"));
   lines.push_back(fmt::format("  lower = max = {}, upper = sum = {} (per instance)",
                               format_quantity(cost.t_lower.si(), Dimension::seconds),
                               format_quantity(cost.t_upper.si(), Dimension::seconds)));

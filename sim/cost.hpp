@@ -3,6 +3,7 @@
 
 #include "sim/graph.hpp"
 #include "sim/hardware.hpp"
+#include "sim/tiling.hpp"
 #include "sim/units.hpp"
 
 #include <Eigen/Core>
@@ -17,18 +18,42 @@ namespace rsim {
 enum class Bound { compute, memory, network };
 std::string_view to_string(Bound bound);
 
+/// The bytes one memory tier serves to the tier inside it (the innermost: to the math units),
+/// for one instance of an op, and their time at the tier's bandwidth.
+struct TierCost {
+  std::string tier;
+  Bytes bytes;
+  Seconds time;              ///< bytes / bandwidth; zero where the tier has no bandwidth figure
+  bool timed = false;        ///< the tier has a bandwidth figure
+  std::optional<Tile> tile;  ///< the tile held by the next inner tier that set these bytes
+  std::string tile_tier;     ///< that inner tier's name
+  bool operand_resident = false;  ///< an operand (or attention's K/V) stays in the inner tier
+};
+
+/// Tiles the user fixes for matmuls, by the tier whose capacity holds them (scenario `tiles:`,
+/// `rsim matmul --tile`); every other tier and op gets the best tile that fits.
+struct TileChoices {
+  std::vector<std::pair<std::string, Tile>> by_tier;
+  std::string origin;  ///< where they were given ("scenario.yaml:12"), for errors
+  [[nodiscard]] const Tile* find(std::string_view tier) const;
+};
+
 /// The cost of one instance of an op against the roofs (multiply by Op::count for all).
 struct OpCost {
   Flops flops;
-  Bytes bytes;             ///< main memory (DRAM/HBM): operands read once, outputs written once
-  Seconds t_math;          ///< FLOPs / peak of the op's compute path
-  Seconds t_mem;           ///< bytes / main-memory bandwidth
-  Seconds t_net;           ///< collectives: their time on their network tier
-  Seconds t_lower;         ///< max(T_math, T_mem, T_net): full overlap
-  Seconds t_upper;         ///< T_math + T_mem + T_net: no overlap
-  double intensity = 0.0;  ///< FLOPs / byte (0 for an op that moves no bytes)
+  Bytes bytes;                      ///< main memory (DRAM/HBM) traffic with the chosen tiles
+  Bytes ideal_bytes;                ///< operands read once, outputs written once (perfect reuse)
+  Seconds t_math;                   ///< FLOPs / peak of the op's compute path
+  Seconds t_mem;                    ///< bytes / main-memory bandwidth
+  Seconds t_net;                    ///< collectives: their time on their network tier
+  std::vector<TierCost> tiers;      ///< every memory tier, outermost (main memory) first
+  Seconds t_lower;                  ///< max(T_math, every tier's time, T_net): full overlap
+  Seconds t_upper;                  ///< T_math + Σ tier times + T_net: no overlap
+  double intensity = 0.0;           ///< FLOPs / main-memory byte with tiling (0 for no bytes)
+  double ideal_intensity = 0.0;     ///< FLOPs / ideal byte (read once)
   double critical_intensity = 0.0;  ///< peak / bandwidth of the roofs this op runs against
   Bound bound = Bound::memory;
+  std::string bound_tier;  ///< memory-bound: the tier whose time is the largest
 };
 
 /// FLOPs of one instance: a matmul is 2 × the product of every distinct axis of its operands
@@ -44,16 +69,27 @@ Flops op_flops(const Op& op);
 /// matrix is an ordinary output and input.)
 Bytes op_bytes(const Op& op);
 
+/// The bytes each memory tier serves to the next inner one: for matmuls and fused attention the
+/// traffic of the best tile that fits the inner tier (or the user's tile), for every other op
+/// (and for the innermost tier) the ideal bytes, since each byte passes every level once.
+/// InputError when a user's tile does not fit its tier.
+std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileChoices& tiles = {});
+
+/// The compute path an op runs on. InputError naming the paths there are if it does not exist.
+const ComputePath& compute_path_of(const Op& op, const Roofs& roofs);
+
 /// Costs one op against the roofs. InputError if its compute path does not exist.
-OpCost cost_op(const Op& op, const Roofs& roofs);
+OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles = {});
 
 /// Every op of a graph costed against the roofs, in topological order. `times` holds one row per
-/// op and one column per roof (kMathColumn, kMemoryColumn, kNetworkColumn), per instance; `counts`
-/// the instances, so graph bounds are row-wise max / sum weighted by count.
+/// op and one column per roof (kMathColumn, kMemoryColumn, kNetworkColumn, then one per on-chip
+/// memory tier from kFirstOnChipColumn), per instance; `counts` the instances, so graph bounds
+/// are row-wise max / sum weighted by count.
 struct CostTable {
   static constexpr Eigen::Index kMathColumn = 0;
   static constexpr Eigen::Index kMemoryColumn = 1;
   static constexpr Eigen::Index kNetworkColumn = 2;
+  static constexpr Eigen::Index kFirstOnChipColumn = 3;
   std::vector<OpGraph::Vertex> order;
   std::vector<OpCost> costs;
   Eigen::ArrayXXd times;
@@ -61,9 +97,13 @@ struct CostTable {
 };
 
 /// Costs every op of the graph.
-CostTable cost_graph(const OpGraph& graph, const Roofs& roofs);
+CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices& tiles = {});
+
+/// The time one op instance holds the device (not the network): max over compute and tiers.
+double device_time(const CostTable& table, Eigen::Index row);
 
 /// The lines of `rsim run --explain`: the op's FLOP and byte formulas with numbers put in.
-std::vector<std::string> explain_op(const Op& op, const Roofs& roofs);
+std::vector<std::string> explain_op(const Op& op, const Roofs& roofs,
+                                    const TileChoices& tiles = {});
 
 }  // namespace rsim

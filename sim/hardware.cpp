@@ -21,7 +21,8 @@ constexpr std::array kUnitNames{
 
 // Outermost tiers first; the first tier of every hardware must be main memory.
 constexpr std::array<std::string_view, 2> kMainMemoryTiers{"dram", "hbm"};
-constexpr std::array<std::string_view, 5> kMemoryTiers{"dram", "hbm", "l2", "smem", "vmem"};
+constexpr std::array<std::string_view, 6> kMemoryTiers{"dram", "hbm",  "l2",
+                                                       "smem", "vmem", "registers"};
 
 bool contains(const auto& names, std::string_view name) {
   for (std::string_view candidate : names) {
@@ -64,7 +65,7 @@ ComputePath parse_compute_path(const ConfigNode::Entry& entry) {
 
 MemoryTier parse_memory_tier(const ConfigNode::Entry& entry) {
   const ConfigNode& node = entry.value;
-  node.allow_only({"bandwidth", "capacity", "count", "per", "source", "derived"});
+  node.allow_only({"bandwidth", "capacity", "count", "per", "clocked", "source", "derived"});
   if (!contains(kMemoryTiers, entry.key)) {
     throw ConfigError(entry.key_mark, fmt::format("'{}': unknown memory tier (expected one of: {})",
                                                   node.path(), fmt::join(kMemoryTiers, ", ")));
@@ -80,6 +81,12 @@ MemoryTier parse_memory_tier(const ConfigNode::Entry& entry) {
   }
   if (const ConfigNode* per = node.find("per")) {
     tier.per = per->as_choice({"sm", "core", "chip"});
+  }
+  if (const ConfigNode* clocked = node.find("clocked")) {
+    tier.clocked = clocked->as_bool();
+    if (tier.clocked && !tier.bandwidth) {
+      clocked->fail("'clocked' scales a bandwidth with the mode's clock; this tier has none");
+    }
   }
   tier.provenance = parse_provenance(node);
   return tier;
@@ -368,6 +375,12 @@ Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode_name,
   for (ComputePath& path : roofs.compute) {
     if (mode->clock) {
       path.peak = path.peak * (*mode->clock / *spec.clock);
+    }
+  }
+  // On-chip bandwidths are bytes per clock × clock: they scale like the peaks.
+  for (MemoryTier& tier : roofs.memory) {
+    if (mode->clock && tier.clocked) {
+      tier.bandwidth = *tier.bandwidth * (*mode->clock / *spec.clock);
     }
   }
   apply_overrides(roofs, mode->overrides, spec.name);

@@ -42,6 +42,7 @@ struct MemoryTier {
   Bytes capacity;                           ///< per instance
   std::int64_t count = 1;                   ///< instances (e.g. one SMEM per SM)
   std::string per;                          ///< what one instance belongs to ("sm"), or ""
+  bool clocked = false;  ///< bandwidth = bytes per clock × the GPU clock (scales with modes)
   Provenance provenance;
 };
 

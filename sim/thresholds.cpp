@@ -20,6 +20,10 @@ Op scale_batch(const Op& op, std::int64_t factor) {
   return scaled;
 }
 
+double ridge_against_main_memory(const Op& op, const Roofs& roofs) {
+  return ridge(compute_path_of(op, roofs).peak, *roofs.main_memory().bandwidth);
+}
+
 }  // namespace
 
 std::vector<Ridge> ridges(const Roofs& roofs) {
@@ -63,7 +67,9 @@ std::optional<CriticalBatch> critical_token_batch(const std::vector<const Op*>& 
       tokens *= static_cast<double>(axis.size);
     }
   }
-  // Σ FLOPs and Σ bytes (× count) at the op's own batch and at twice it: both are affine.
+  // Σ FLOPs and Σ bytes (× count) at the op's own batch and at twice it: both are affine. The
+  // bytes are the ideal ones (each operand read once), the scaling book's definition; tiling
+  // only adds bytes, which `rsim threshold` (a root finder over whole runs) includes.
   double flops_one = 0.0;
   double flops_two = 0.0;
   double bytes_one = 0.0;
@@ -71,13 +77,12 @@ std::optional<CriticalBatch> critical_token_batch(const std::vector<const Op*>& 
   double ridge_intensity = 0.0;
   for (const Op* op : ops) {
     const auto count = static_cast<double>(op->count);
-    const OpCost at_one = cost_op(*op, roofs);
-    const OpCost at_two = cost_op(scale_batch(*op, 2), roofs);
-    flops_one += at_one.flops.si() * count;
-    flops_two += at_two.flops.si() * count;
-    bytes_one += at_one.bytes.si() * count;
-    bytes_two += at_two.bytes.si() * count;
-    ridge_intensity = at_one.critical_intensity;
+    const Op doubled = scale_batch(*op, 2);
+    flops_one += op_flops(*op).si() * count;
+    flops_two += op_flops(doubled).si() * count;
+    bytes_one += op_bytes(*op).si() * count;
+    bytes_two += op_bytes(doubled).si() * count;
+    ridge_intensity = ridge_against_main_memory(*op, roofs);
   }
   const double flops_slope = (flops_two - flops_one) / tokens;
   const double flops_offset = flops_one - flops_slope * tokens;

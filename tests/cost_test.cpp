@@ -59,7 +59,12 @@ TEST_CASE("op costs: T_math, T_mem, max and sum against the roofs", "[cost]") {
   CHECK(cost.t_math.si() == Approx(8'589'934'592.0 / 1.97e14));
   CHECK(cost.t_mem.si() == Approx(37'748'736.0 / 8.2e11));
   CHECK(cost.t_lower.si() == Approx(37'748'736.0 / 8.2e11));
-  CHECK(cost.t_upper.si() == Approx(8'589'934'592.0 / 1.97e14 + 37'748'736.0 / 8.2e11));
+  // The upper bound adds every tier: VMEM, the innermost tier, serves the ideal bytes to the MXU
+  // at 22 × 8.2e11 = 1.804e13 B/s (2.09 µs). HBM's own traffic stays ideal: X (2 MiB), W (32 MiB)
+  // and the output (2 MiB) together fit one 128 MiB VMEM tile, so nothing is re-read.
+  CHECK(cost.t_upper.si() ==
+        Approx(8'589'934'592.0 / 1.97e14 + 37'748'736.0 / 8.2e11 + 37'748'736.0 / 1.804e13));
+  CHECK(cost.bytes.si() == Approx(37'748'736.0));
   CHECK(cost.bound == rsim::Bound::memory);
   // intensity = 2BDF / (2BD + 2DF + 2BF) = 256·4096 / (256 + 4096 + 256) = 227.56 < 240.2
   CHECK(cost.intensity == Approx(256.0 * 4096 / 4608));

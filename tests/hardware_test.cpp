@@ -91,8 +91,8 @@ TEST_CASE("ridges cover every path against every tier with a bandwidth", "[hardw
     }
   }
   const auto thor = roofs_of("thor_t5000");
-  // 7 paths × dram (l2 and smem have no published bandwidth)
-  CHECK(rsim::ridges(thor).size() == 7);
+  // 7 paths × (dram + smem; l2 and registers have no bandwidth figure)
+  CHECK(rsim::ridges(thor).size() == 14);
 }
 
 TEST_CASE("unknown modes, paths and tiers are input errors listing what exists", "[hardware]") {
@@ -101,6 +101,7 @@ TEST_CASE("unknown modes, paths and tiers are input errors listing what exists",
                     Catch::Contains("no mode '60W' (modes: MAXN, 120W)"));
   CHECK_THROWS_WITH(rsim::resolve_roofs(spec, "", {{{"fp64", rsim::FlopsPerSecond(1)}}, {}}),
                     Catch::Contains("has no compute path 'fp64'"));
-  CHECK_THROWS_WITH(rsim::resolve_roofs(spec, "", {{}, {{"hbm", rsim::BytesPerSecond(1)}}}),
-                    Catch::Contains("no memory or network tier 'hbm' (tiers: dram, l2, smem)"));
+  CHECK_THROWS_WITH(
+      rsim::resolve_roofs(spec, "", {{}, {{"hbm", rsim::BytesPerSecond(1)}}}),
+      Catch::Contains("no memory or network tier 'hbm' (tiers: dram, l2, smem, registers)"));
 }

@@ -78,7 +78,7 @@ TEST_CASE("text tables align columns by display width", "[report]") {
 
 TEST_CASE("roofs JSON lists every ridge with SI numbers", "[report]") {
   const auto json = rsim::roofs_to_json(rsim::test::preset_roofs("thor_t5000"));
-  CHECK(json["ridges"].size() == 7);
+  CHECK(json["ridges"].size() == 14);  // 7 paths × (dram, smem)
   bool found = false;
   for (const auto& ridge : json["ridges"]) {
     if (ridge["path"] == "fp8" && ridge["tier"] == "dram") {

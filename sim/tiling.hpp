@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/graph.hpp"
+#include "sim/units.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rsim {
+
+/// A tile of an output-stationary loop nest over C[M,N] += X[M,K]·W[K,N] (the scaling book's
+/// tiling footnote): an inner tier holds a bm×bk slice of X, a bk×bn slice of W and a bm×bn
+/// accumulator. For fused attention bm is the query tile (tokens), bn the key/value tile and bk
+/// the head dimension.
+struct Tile {
+  std::int64_t bm = 0;
+  std::int64_t bn = 0;
+  std::int64_t bk = 0;
+  friend bool operator==(const Tile&, const Tile&) = default;
+};
+
+/// "128×256×64".
+std::string to_string(const Tile& tile);
+
+/// One (batched) matmul as the tiling model sees it: `batch` independent products of an M×K
+/// activation X and a K×N operand W (a weight, or K of attention scores) into an M×N output.
+struct GemmShape {
+  double batch = 1.0;
+  std::int64_t m = 1;
+  std::int64_t n = 1;
+  std::int64_t k = 1;
+  double x_element_bytes = 2.0;
+  double w_element_bytes = 2.0;
+  double out_element_bytes = 2.0;
+  double accumulator_bytes = 4.0;  ///< fp32 / int32 partial sums held on chip
+};
+
+/// The classification of a matmul op's axes: M = in X and the output only, N = in W and the
+/// output only, K = in X and W only (contracted), batch = in all three. Names follow the op's
+/// logical axes, so sharded and batched (per-sequence weights, unfused attention) matmuls work.
+GemmShape gemm_shape(const Op& matmul);
+
+/// One fused attention (FMHA) as the tiling model sees it: per (sequence, KV head), `group`
+/// query heads (GQA packs them into one query tile) attend over `kv_tokens` keys.
+struct FlashShape {
+  double instances = 1.0;  ///< sequences × KV heads
+  std::int64_t group = 1;  ///< query heads per KV head
+  std::int64_t query_tokens = 1;
+  std::int64_t cached_tokens = 0;
+  std::int64_t head_dim = 1;
+  bool causal = false;
+  Bytes query_output_bytes;  ///< Q read once and O written once, all instances
+  Bytes key_value_bytes;     ///< K and V (cache included) read once, all instances
+  double q_element_bytes = 2.0;
+  double kv_element_bytes = 2.0;
+  [[nodiscard]] std::int64_t kv_tokens() const { return cached_tokens + query_tokens; }
+};
+
+FlashShape flash_shape(const Op& attention);
+
+/// The traffic across one tier boundary with one tile: what the outer tier serves to the inner.
+struct TiledTraffic {
+  Tile tile;                ///< clamped to the shape
+  Bytes bytes;              ///< all instances
+  Bytes footprint;          ///< one tile's working set in the inner tier
+  bool x_resident = false;  ///< X (attention: K/V) stays in the inner tier: read once
+  bool w_resident = false;  ///< W stays in the inner tier: read once
+};
+
+/// Bytes of a matmul with every operand read once and the output written once.
+Bytes ideal_traffic(const GemmShape& shape);
+
+/// Traffic with a given tile (scaling book tiling footnote, generalised to dtypes):
+///   s_x·M·K·⌈N/bn⌉ + s_w·K·N·⌈M/bm⌉ + s_o·M·N   (per instance, × batch),
+/// except that an operand whose whole block stays put (bm ≥ M and bk ≥ K for X; bn ≥ N and bk ≥ K
+/// for W) is resident: loaded once. Footprint: double-buffered slices of the streamed operands,
+/// a single copy of a resident one, and the bm×bn accumulator.
+TiledTraffic gemm_traffic(const GemmShape& shape, Tile tile);
+
+/// The tile of least traffic whose footprint fits `capacity` (ties: the larger bm·bn, then the
+/// larger bm, then the smaller footprint — deterministic). Candidates per dimension: powers of two
+/// below it and the dimension itself. nullopt when not even a 1×1×1 tile fits.
+std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, Bytes capacity);
+
+/// FMHA traffic with a query tile bm and a K/V tile bn: Q and O once; K and V once per query
+/// tile (causal: only the keys that tile can see), or once if one head's K and V fit
+/// (resident). Footprint: Q tile, double-buffered K and V tiles (or the whole head's), the fp32
+/// score tile and the fp32 output accumulator, all for `group` packed query heads.
+TiledTraffic flash_traffic(const FlashShape& shape, Tile tile);
+
+std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, Bytes capacity);
+
+}  // namespace rsim
