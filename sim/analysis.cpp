@@ -143,7 +143,7 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
     notes = std::move(sharded.notes);
     weight_fraction = sharded.weight_fraction;
   }
-  CostTable table = cost_graph(graph, roofs);
+  CostTable table = cost_graph(graph, roofs, scenario.tiles);
   std::vector<std::optional<CriticalBatch>> critical;
   critical.reserve(table.order.size());
   for (OpGraph::Vertex vertex : table.order) {
@@ -334,7 +334,8 @@ CollectiveResult analyze_collective(Collective collective, std::string_view netw
   return CollectiveResult{roofs.hardware, tier, std::move(collective), std::move(cost)};
 }
 
-MatmulResult analyze_matmul(const MatmulShape& shape, Roofs roofs, const MatmulPlan& plan) {
+MatmulResult analyze_matmul(const MatmulShape& shape, Roofs roofs, const MatmulPlan& plan,
+                            const TileChoices& tiles) {
   MatmulResult result;
   result.global = shape;
   result.plan = plan;
@@ -360,7 +361,8 @@ MatmulResult analyze_matmul(const MatmulShape& shape, Roofs roofs, const MatmulP
     }
   }
   result.op = make_matmul(local);
-  result.cost = cost_op(result.op, roofs);
+  check_tile_tiers(tiles, roofs.memory, roofs.hardware);
+  result.cost = cost_op(result.op, roofs, tiles);
   result.critical = critical_token_batch(result.op, roofs);
   if (tier != nullptr && plan.shard == MatmulSharding::contract) {
     // Each device holds partial sums of the whole [B, F] output: all-reduce them.
@@ -377,9 +379,9 @@ MatmulResult analyze_matmul(const MatmulShape& shape, Roofs roofs, const MatmulP
     result.critical_d = static_cast<double>(shape.contract) * (result.t_net / result.cost.t_math);
   }
   const OpCost& cost = result.cost;
-  result.t_lower = std::max({cost.t_math, cost.t_mem, result.t_net});
-  result.t_upper = cost.t_math + cost.t_mem + result.t_net;
-  result.bound = result.t_net > std::max(cost.t_math, cost.t_mem) ? Bound::network : cost.bound;
+  result.t_lower = std::max(cost.t_lower, result.t_net);
+  result.t_upper = cost.t_upper + result.t_net;
+  result.bound = result.t_net > cost.t_lower ? Bound::network : cost.bound;
   result.roofs = std::move(roofs);
   return result;
 }

@@ -91,15 +91,17 @@ struct MatmulResult {
   std::optional<Collective> collective;   ///< the communication the split needs
   std::optional<CollectiveCost> collective_cost;
   Seconds t_net;
-  Seconds t_lower;  ///< max(T_math, T_mem, T_net)
-  Seconds t_upper;  ///< T_math + T_mem + T_net
+  Seconds t_lower;  ///< max(T_math, T per memory tier, T_net)
+  Seconds t_upper;  ///< T_math + Σ T per memory tier + T_net
   Bound bound = Bound::memory;
   /// D-sharding only: the model width above which T_math exceeds T_net (the network roof):
   /// T_math ∝ D while the all-reduced partial sums do not grow with D, so D* = D · T_net / T_math.
   std::optional<double> critical_d;
 };
 
-MatmulResult analyze_matmul(const MatmulShape& shape, Roofs roofs, const MatmulPlan& plan = {});
+/// `tiles` fixes the tile of one or more on-chip tiers (`--tile`); the others are chosen.
+MatmulResult analyze_matmul(const MatmulShape& shape, Roofs roofs, const MatmulPlan& plan = {},
+                            const TileChoices& tiles = {});
 
 /// `rsim threshold`: the smallest value of an integer scenario key (workload.batch,
 /// workload.seq_len) at which ΣT_math reaches ΣT_mem (or ΣT_net) over a scope: the whole run, or

@@ -6,6 +6,19 @@
 namespace rsim {
 namespace {
 
+void add_tiers(Totals& totals, const OpCost& cost, double count) {
+  if (totals.bytes_by_tier.empty()) {
+    for (const TierCost& tier : cost.tiers) {
+      totals.bytes_by_tier.emplace_back(tier.tier, Bytes(0.0));
+      totals.t_by_tier.emplace_back(tier.tier, Seconds(0.0));
+    }
+  }
+  for (std::size_t index = 0; index < cost.tiers.size(); ++index) {
+    totals.bytes_by_tier[index].second += cost.tiers[index].bytes * count;
+    totals.t_by_tier[index].second += cost.tiers[index].time * count;
+  }
+}
+
 // Totals of the rows selected by `mask` (1 = included).
 Totals sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::ArrayXd& mask) {
   const Eigen::ArrayXd weight = table.counts * mask;
@@ -18,14 +31,12 @@ Totals sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::Array
   totals.t_net = Seconds((t_net * weight).sum());
   totals.t_lower = Seconds((table.times.rowwise().maxCoeff() * weight).sum());
   totals.t_upper = Seconds((table.times.rowwise().sum() * weight).sum());
-  totals.t_overlapped = std::max({totals.t_math, totals.t_mem, totals.t_net});
-  totals.bound = totals.t_net > std::max(totals.t_math, totals.t_mem) ? Bound::network
-                 : totals.t_math > totals.t_mem                       ? Bound::compute
-                                                                      : Bound::memory;
   for (std::size_t row = 0; row < table.costs.size(); ++row) {
     const double count = weight(static_cast<Eigen::Index>(row));
     totals.flops += table.costs[row].flops * count;
     totals.bytes += table.costs[row].bytes * count;
+    totals.ideal_bytes += table.costs[row].ideal_bytes * count;
+    add_tiers(totals, table.costs[row], count);
     const Op& op = graph.op(table.order[row]);
     if (op.kind == OpKind::collective && count > 0.0) {
       auto tier = std::find_if(totals.t_net_by_tier.begin(), totals.t_net_by_tier.end(),
@@ -43,6 +54,20 @@ Totals sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::Array
       }
       bytes->second += op.collective.bytes * count;
     }
+  }
+  // The memory side is held by the tier with the largest Σ time (main memory on ties).
+  std::size_t slowest = 0;
+  for (std::size_t tier = 1; tier < totals.t_by_tier.size(); ++tier) {
+    slowest = totals.t_by_tier[tier].second > totals.t_by_tier[slowest].second ? tier : slowest;
+  }
+  const Seconds t_memory_side =
+      totals.t_by_tier.empty() ? totals.t_mem : totals.t_by_tier[slowest].second;
+  totals.t_overlapped = std::max({totals.t_math, t_memory_side, totals.t_net});
+  totals.bound = totals.t_net > std::max(totals.t_math, t_memory_side) ? Bound::network
+                 : totals.t_math > t_memory_side                       ? Bound::compute
+                                                                       : Bound::memory;
+  if (totals.bound == Bound::memory && !totals.t_by_tier.empty()) {
+    totals.bound_tier = totals.t_by_tier[slowest].first;
   }
   return totals;
 }

@@ -12,17 +12,22 @@ namespace rsim {
 /// Sums over a set of ops, each op weighted by its instance count.
 struct Totals {
   Flops flops;
-  Bytes bytes;
-  Seconds t_math;                                                ///< Σ T_math
-  Seconds t_mem;                                                 ///< Σ T_mem
-  Seconds t_net;                                                 ///< Σ T_net (collectives)
+  Bytes bytes;        ///< main memory with the chosen tiles
+  Bytes ideal_bytes;  ///< main memory if every operand were read once
+  Seconds t_math;     ///< Σ T_math
+  Seconds t_mem;      ///< Σ T_mem
+  Seconds t_net;      ///< Σ T_net (collectives)
   std::vector<std::pair<std::string, Seconds>> t_net_by_tier;    ///< Σ T_net per network tier
   std::vector<std::pair<std::string, Bytes>> net_bytes_by_tier;  ///< Σ collective bytes per tier
+  /// Σ bytes each memory tier serves, and their time, outermost first (every tier of the roofs).
+  std::vector<std::pair<std::string, Bytes>> bytes_by_tier;
+  std::vector<std::pair<std::string, Seconds>> t_by_tier;
   Seconds t_lower;       ///< Σ max(T_math, T_mem): ops run one after another, each overlapped
   Seconds t_upper;       ///< Σ (T_math + T_mem): nothing overlaps
   Seconds t_critical;    ///< critical path over a device stream and a network stream
-  Seconds t_overlapped;  ///< max(Σ T_math, Σ T_mem, Σ T_net): everything overlaps (loosest)
+  Seconds t_overlapped;  ///< max(Σ T_math, Σ T per memory tier, Σ T_net): all overlaps (loosest)
   Bound bound = Bound::memory;  ///< the roof with the larger Σ
+  std::string bound_tier;       ///< memory-bound: the memory tier with the largest Σ time
 };
 
 /// Totals of one stage (or one block of a stage: embed, layer, head).

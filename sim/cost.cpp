@@ -141,15 +141,6 @@ std::string traffic_line(const Op& op, const TierCost& tier) {
 
 }  // namespace
 
-const Tile* TileChoices::find(std::string_view tier) const {
-  for (const auto& [name, tile] : by_tier) {
-    if (name == tier) {
-      return &tile;
-    }
-  }
-  return nullptr;
-}
-
 std::string_view to_string(Bound bound) {
   switch (bound) {
     case Bound::compute:

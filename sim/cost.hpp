@@ -30,14 +30,6 @@ struct TierCost {
   bool operand_resident = false;  ///< an operand (or attention's K/V) stays in the inner tier
 };
 
-/// Tiles the user fixes for matmuls, by the tier whose capacity holds them (scenario `tiles:`,
-/// `rsim matmul --tile`); every other tier and op gets the best tile that fits.
-struct TileChoices {
-  std::vector<std::pair<std::string, Tile>> by_tier;
-  std::string origin;  ///< where they were given ("scenario.yaml:12"), for errors
-  [[nodiscard]] const Tile* find(std::string_view tier) const;
-};
-
 /// The cost of one instance of an op against the roofs (multiply by Op::count for all).
 struct OpCost {
   Flops flops;

@@ -162,6 +162,39 @@ std::vector<std::string> parse_per_batch_weights(const ConfigNode& node) {
   return groups;
 }
 
+Tile parse_tile_node(const ConfigNode& node) {
+  node.allow_only({"bm", "bn", "bk"});
+  return Tile{node.at("bm").as_positive_int(), node.at("bn").as_positive_int(),
+              node.at("bk").as_positive_int()};
+}
+
+// `tiles: {bm, bn, bk}` (the kernel's tier: smem or vmem) or `tiles: {TIER: {bm, bn, bk}, ...}`.
+TileChoices parse_tiles(const ConfigNode& node, const HardwareSpec& hardware) {
+  TileChoices tiles;
+  const SourceMark& mark = node.mark();
+  tiles.origin = fmt::format("{}:{}:{}", mark.file, mark.line, mark.column);
+  if (node.find("bm") != nullptr) {
+    const std::string tier = kernel_tile_tier(hardware.memory);
+    if (tier.empty()) {
+      node.fail(
+          fmt::format("{} has no smem or vmem tier: name the tier, tiles: {{TIER: {{bm, "
+                      "bn, bk}}}}",
+                      hardware.name));
+    }
+    tiles.by_tier.emplace_back(tier, parse_tile_node(node));
+  } else {
+    for (const ConfigNode::Entry& entry : node.entries()) {
+      tiles.by_tier.emplace_back(entry.key, parse_tile_node(entry.value));
+    }
+  }
+  try {
+    check_tile_tiers(tiles, hardware.memory, hardware.name);
+  } catch (const InputError& error) {
+    node.fail(error.what());
+  }
+  return tiles;
+}
+
 // The declared variants: a list of maps with unique names and known keys.
 std::vector<std::string> variant_names(const ConfigNode* variants) {
   std::vector<std::string> names;
@@ -170,7 +203,7 @@ std::vector<std::string> variant_names(const ConfigNode* variants) {
   }
   for (const ConfigNode& variant : variants->items()) {
     variant.allow_only({"name", "precision", "mode", "hardware", "model", "batch", "fusion",
-                        "per_batch_weights", "plan", "peaks", "bandwidths", "set"});
+                        "per_batch_weights", "plan", "tiles", "peaks", "bandwidths", "set"});
     const ConfigNode& name = variant.at("name");
     for (const std::string& existing : names) {
       if (existing == name.as_string()) {
@@ -188,7 +221,7 @@ void apply_variant(ConfigNode& document, const ConfigNode& variant) {
   for (const ConfigNode::Entry& entry : variant.entries()) {
     if (entry.key == "precision" || entry.key == "mode" || entry.key == "hardware" ||
         entry.key == "fusion" || entry.key == "per_batch_weights" || entry.key == "plan" ||
-        entry.key == "model") {
+        entry.key == "model" || entry.key == "tiles") {
       document.set_entry(entry.key, entry.key_mark, entry.value);
     } else if (entry.key == "batch") {
       document.set_path("workload.batch", entry.value.as_string(), entry.value.mark());
@@ -222,7 +255,8 @@ const std::vector<std::string_view>& matmul_groups() {
 Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides) {
   ConfigNode document = load_config_file(path);
   document.allow_only({"name", "hardware", "mode", "model", "workload", "precision", "fusion",
-                       "per_batch_weights", "plan", "host_share", "reference", "variants"});
+                       "per_batch_weights", "plan", "tiles", "host_share", "reference",
+                       "variants"});
   const ConfigNode* variants = document.find("variants");
   const std::vector<std::string> names = variant_names(variants);
   ConfigNode variant_node;
@@ -286,6 +320,9 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   }
   if (const ConfigNode* plan = document.find("plan")) {
     scenario.plan = parse_plan(*plan, scenario.hardware);
+  }
+  if (const ConfigNode* tiles = document.find("tiles")) {
+    scenario.tiles = parse_tiles(*tiles, scenario.hardware);
   }
   if (const ConfigNode* groups = document.find("per_batch_weights")) {
     scenario.per_batch_weights = parse_per_batch_weights(*groups);

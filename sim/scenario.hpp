@@ -6,6 +6,7 @@
 #include "sim/model.hpp"
 #include "sim/plan.hpp"
 #include "sim/precision.hpp"
+#include "sim/tile.hpp"
 #include "sim/units.hpp"
 
 #include <filesystem>
@@ -63,7 +64,8 @@ struct Scenario {
   std::vector<std::string> per_batch_weights;  ///< matmul groups whose weights have a batch axis
   Plan plan;                                   ///< the parallelism plan (default: one device)
   RoofOverrides roof_overrides;                ///< a variant's peaks and bandwidths
-  Bytes host_share;  ///< unified memory kept for the CPU side (Thor): not available to the model
+  Bytes host_share;   ///< unified memory kept for the CPU side (Thor): not available to the model
+  TileChoices tiles;  ///< matmul tiles fixed per on-chip tier (`tiles:`); the rest are chosen
   std::vector<Reference> references;
   std::vector<std::string> variant_names;  ///< the variants the file declares
 };

@@ -73,10 +73,6 @@ bool better(const TiledTraffic& candidate, const std::optional<TiledTraffic>& be
 
 }  // namespace
 
-std::string to_string(const Tile& tile) {
-  return fmt::format("{}×{}×{}", tile.bm, tile.bn, tile.bk);
-}
-
 GemmShape gemm_shape(const Op& matmul) {
   RSIM_CHECK(matmul.kind == OpKind::matmul && matmul.inputs.size() >= 2 && !matmul.outputs.empty(),
              "gemm_shape of an op that is not a matmul");

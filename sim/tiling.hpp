@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sim/graph.hpp"
+#include "sim/tile.hpp"
 #include "sim/units.hpp"
 
 #include <cstdint>
@@ -10,20 +11,6 @@
 #include <vector>
 
 namespace rsim {
-
-/// A tile of an output-stationary loop nest over C[M,N] += X[M,K]·W[K,N] (the scaling book's
-/// tiling footnote): an inner tier holds a bm×bk slice of X, a bk×bn slice of W and a bm×bn
-/// accumulator. For fused attention bm is the query tile (tokens), bn the key/value tile and bk
-/// the head dimension.
-struct Tile {
-  std::int64_t bm = 0;
-  std::int64_t bn = 0;
-  std::int64_t bk = 0;
-  friend bool operator==(const Tile&, const Tile&) = default;
-};
-
-/// "128×256×64".
-std::string to_string(const Tile& tile);
 
 /// One (batched) matmul as the tiling model sees it: `batch` independent products of an M×K
 /// activation X and a K×N operand W (a weight, or K of attention scores) into an M×N output.

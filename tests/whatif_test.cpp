@@ -137,7 +137,7 @@ TEST_CASE("variants are validated: unknown keys and unknown names", "[whatif]") 
       rsim::load_scenario(path),
       path.string() +
           ":9:30: error: unknown key 'variants[1].colour' (expected one of: name, "
-          "precision, mode, hardware, model, batch, fusion, per_batch_weights, plan, peaks, "
+          "precision, mode, hardware, model, batch, fusion, per_batch_weights, plan, tiles, peaks, "
           "bandwidths, set)");
   const auto pi05 = rsim::test::source_path("scenarios/pi05_thor.yaml");
   CHECK_THROWS_WITH(rsim::load_scenario(pi05, {{}, "fp2"}),

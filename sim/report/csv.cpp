@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace rsim {
 namespace {
 
@@ -29,20 +31,42 @@ std::string csv_cell(const nlohmann::ordered_json& value) {
   return value.dump();
 }
 
-// Writes flat records (all with the same keys) as a header line and one line per record.
+// Nested objects become dotted columns ("bytes_by_tier.dram", "tiles.l2.bm"); arrays stay JSON.
+void flatten(const nlohmann::ordered_json& record, const std::string& prefix,
+             std::vector<std::pair<std::string, nlohmann::ordered_json>>& cells) {
+  for (const auto& item : record.items()) {
+    const std::string key = prefix.empty() ? item.key() : prefix + "." + item.key();
+    if (item.value().is_object()) {
+      flatten(item.value(), key, cells);
+    } else {
+      cells.emplace_back(key, item.value());
+    }
+  }
+}
+
+// Writes records as a header line (every flattened key, in order of first appearance) and one
+// line per record; a record lacking a column leaves it empty.
 void write_records(std::ostream& out, const std::vector<nlohmann::ordered_json>& records) {
   if (records.empty()) {
     return;
   }
+  std::vector<std::vector<std::pair<std::string, nlohmann::ordered_json>>> rows(records.size());
   std::vector<std::string> header;
-  for (const auto& item : records.front().items()) {
-    header.push_back(item.key());
+  for (std::size_t index = 0; index < records.size(); ++index) {
+    flatten(records[index], "", rows[index]);
+    for (const auto& [key, value] : rows[index]) {
+      if (std::find(header.begin(), header.end(), key) == header.end()) {
+        header.push_back(key);
+      }
+    }
   }
   out << fmt::format("{}\n", fmt::join(header, ","));
-  for (const auto& record : records) {
+  for (const auto& flat : rows) {
     std::vector<std::string> cells;
-    for (const auto& item : record.items()) {
-      cells.push_back(csv_cell(item.value()));
+    for (const std::string& key : header) {
+      const auto cell = std::find_if(flat.begin(), flat.end(),
+                                     [&](const auto& entry) { return entry.first == key; });
+      cells.push_back(cell == flat.end() ? std::string() : csv_cell(cell->second));
     }
     out << fmt::format("{}\n", fmt::join(cells, ","));
   }

@@ -15,6 +15,27 @@ Json critical_value(const std::optional<CriticalBatch>& critical) {
   return critical->kind == CriticalBatch::Kind::always ? 1.0 : critical->tokens;
 }
 
+// Per memory tier: the bytes it serves and their time (× count), and the tile the tier inside
+// it holds ("tiles" is keyed by that inner tier).
+void add_tier_records(Json& record, const OpCost& cost, double count) {
+  Json bytes_by_tier = Json::object();
+  Json t_by_tier = Json::object();
+  Json tiles = Json::object();
+  for (const TierCost& tier : cost.tiers) {
+    bytes_by_tier[tier.tier] = tier.bytes.si() * count;
+    t_by_tier[tier.tier] = tier.timed ? Json(tier.time.si() * count) : Json(nullptr);
+    if (tier.tile) {
+      tiles[tier.tile_tier] = Json{{"bm", tier.tile->bm},
+                                   {"bn", tier.tile->bn},
+                                   {"bk", tier.tile->bk},
+                                   {"resident", tier.operand_resident}};
+    }
+  }
+  record["bytes_by_tier"] = bytes_by_tier;
+  record["t_by_tier_s"] = t_by_tier;
+  record["tiles"] = tiles;
+}
+
 Json totals_json(const Totals& totals) {
   Json by_tier = Json::object();
   for (const auto& [tier, time] : totals.t_net_by_tier) {
@@ -30,6 +51,16 @@ Json totals_json(const Totals& totals) {
               {"t_critical_path_s", totals.t_critical.si()},
               {"t_overlapped_s", totals.t_overlapped.si()},
               {"bound", to_string(totals.bound)}};
+  result["ideal_bytes"] = totals.ideal_bytes.si();
+  result["bound_tier"] = totals.bound_tier.empty() ? Json(nullptr) : Json(totals.bound_tier);
+  Json memory_bytes = Json::object();
+  Json memory_times = Json::object();
+  for (std::size_t index = 0; index < totals.bytes_by_tier.size(); ++index) {
+    memory_bytes[totals.bytes_by_tier[index].first] = totals.bytes_by_tier[index].second.si();
+    memory_times[totals.t_by_tier[index].first] = totals.t_by_tier[index].second.si();
+  }
+  result["bytes_by_tier"] = memory_bytes;
+  result["t_by_tier_s"] = memory_times;
   result["t_net_by_tier_s"] = by_tier;
   Json bytes_by_tier = Json::object();
   for (const auto& [tier, bytes] : totals.net_bytes_by_tier) {
@@ -144,7 +175,9 @@ Json op_record(const Op& op, const OpCost& cost, const std::optional<CriticalBat
       {"compute_path", op.compute_path},
       {"flops", cost.flops.si() * count},
       {"bytes", cost.bytes.si() * count},
+      {"ideal_bytes", cost.ideal_bytes.si() * count},
       {"intensity", cost.intensity},
+      {"ideal_intensity", cost.ideal_intensity},
       {"critical_intensity", cost.critical_intensity},
       {"t_math_s", cost.t_math.si() * count},
       {"t_mem_s", cost.t_mem.si() * count},
@@ -152,10 +185,12 @@ Json op_record(const Op& op, const OpCost& cost, const std::optional<CriticalBat
       {"t_lower_s", cost.t_lower.si() * count},
       {"t_upper_s", cost.t_upper.si() * count},
       {"bound", to_string(cost.bound)},
+      {"bound_tier", cost.bound_tier.empty() ? Json(nullptr) : Json(cost.bound_tier)},
       {"critical_batch", critical_value(critical)},
       {"network", op.kind == OpKind::collective ? Json(op.network) : Json(nullptr)},
       {"collective_bytes",
        op.kind == OpKind::collective ? Json(op.collective.bytes.si() * count) : Json(nullptr)}};
+  add_tier_records(record, cost, count);
   return record;
 }
 

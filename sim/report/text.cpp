@@ -148,6 +148,89 @@ void write_stages(std::ostream& out, const RunResult& result) {
   out << '\n';
 }
 
+// "compute", "network", or the memory tier that holds the op ("dram", "smem").
+std::string bound_label(Bound bound, const std::string& tier) {
+  return bound == Bound::memory && !tier.empty() ? tier : std::string(to_string(bound));
+}
+
+std::string tier_cell(Bytes served, Seconds time, bool timed) {
+  return timed ? fmt::format("{} {}", bytes(served), seconds(time)) : bytes(served);
+}
+
+// Σ bytes (and time, where the tier has a bandwidth) per memory tier, per stage: how far the
+// tiled main-memory traffic is from the read-once ideal, and which tier holds the memory side.
+void write_tier_stages(std::ostream& out, const RunResult& result) {
+  const Roofs& roofs = result.roofs;
+  out << fmt::format(
+      "Memory tiers (all steps; each tier serves the traffic of the best tile that fits the tier "
+      "inside it; {} vs ideal = tiled / read-once bytes)\n",
+      roofs.main_memory().name);
+  std::vector<TextTable::Column> columns{{"stage", Align::left}};
+  for (const MemoryTier& tier : roofs.memory) {
+    columns.push_back({tier.bandwidth ? tier.name + " bytes, time" : tier.name + " bytes"});
+  }
+  columns.push_back({roofs.main_memory().name + " vs ideal"});
+  columns.push_back({"memory side", Align::left});
+  TextTable table(columns);
+  const auto add_row = [&](const std::string& label, const Totals& totals) {
+    std::vector<std::string> cells{label};
+    for (std::size_t index = 0; index < roofs.memory.size(); ++index) {
+      cells.push_back(tier_cell(totals.bytes_by_tier[index].second, totals.t_by_tier[index].second,
+                                roofs.memory[index].bandwidth.has_value()));
+    }
+    cells.push_back(totals.ideal_bytes.si() > 0.0
+                        ? fmt::format("{:.3f}×", totals.bytes / totals.ideal_bytes)
+                        : std::string("-"));
+    std::size_t slowest = 0;
+    for (std::size_t index = 1; index < totals.t_by_tier.size(); ++index) {
+      slowest = totals.t_by_tier[index].second > totals.t_by_tier[slowest].second ? index : slowest;
+    }
+    cells.push_back(totals.t_by_tier.empty() ? "-" : totals.t_by_tier[slowest].first);
+    table.add_row(cells);
+  };
+  for (const GroupBounds& stage : result.bounds.stages) {
+    add_row(stage.stage, stage.totals);
+  }
+  table.add_rule();
+  add_row("total", result.bounds.total);
+  table.print(out, "  ");
+  out << '\n';
+}
+
+// Per op of `rows`: the bytes each tier serves and the tile (in the next inner tier) that set them.
+void write_tier_ops(std::ostream& out, const RunResult& result,
+                    const std::vector<std::size_t>& rows) {
+  const Roofs& roofs = result.roofs;
+  out << "Tiles of the top ops (per instance: bytes each tier serves, and the bm×bn×bk tile the "
+         "tier inside it holds; * = an operand stays resident, read once)\n";
+  std::vector<TextTable::Column> columns{{"op", Align::left}};
+  for (const MemoryTier& tier : roofs.memory) {
+    columns.push_back({tier.name});
+  }
+  for (std::size_t index = 1; index < roofs.memory.size(); ++index) {
+    columns.push_back({"tile in " + roofs.memory[index].name, Align::left});
+  }
+  columns.push_back({"bound", Align::left});
+  TextTable table(columns);
+  for (std::size_t row : rows) {
+    const Op& op = result.graph.op(result.table.order[row]);
+    const OpCost& cost = result.table.costs[row];
+    std::vector<std::string> cells{op.qualified_name()};
+    for (const TierCost& tier : cost.tiers) {
+      cells.push_back(tier_cell(tier.bytes, tier.time, tier.timed));
+    }
+    for (std::size_t index = 0; index + 1 < cost.tiers.size(); ++index) {
+      const TierCost& tier = cost.tiers[index];
+      cells.push_back(tier.tile ? to_string(*tier.tile) + (tier.operand_resident ? "*" : "")
+                                : std::string("-"));
+    }
+    cells.push_back(bound_label(cost.bound, cost.bound_tier));
+    table.add_row(cells);
+  }
+  table.print(out, "  ");
+  out << '\n';
+}
+
 void write_top_ops(std::ostream& out, const RunResult& result, std::size_t limit) {
   std::vector<std::size_t> rows(result.table.order.size());
   std::iota(rows.begin(), rows.end(), 0);
@@ -183,12 +266,14 @@ void write_top_ops(std::ostream& out, const RunResult& result, std::size_t limit
     const OpCost& cost = result.table.costs[row];
     table.add_row({op.qualified_name(), fmt::format("{}", op.count), flops(cost.flops),
                    bytes(cost.bytes), fmt::format("{:.4g}", cost.intensity), seconds(cost.t_math),
-                   seconds(cost.t_mem), seconds(cost.t_net), std::string(to_string(cost.bound)),
-                   seconds(total_lower(row)), percent(total_lower(row) / total),
+                   seconds(cost.t_mem), seconds(cost.t_net),
+                   bound_label(cost.bound, cost.bound_tier), seconds(total_lower(row)),
+                   percent(total_lower(row) / total),
                    result.critical[row] ? describe_critical(result.critical[row]) : "-"});
   }
   table.print(out, "  ");
   out << '\n';
+  write_tier_ops(out, result, rows);
 }
 
 void write_references(std::ostream& out, const RunResult& result) {
@@ -238,6 +323,7 @@ std::string describe_critical(const std::optional<CriticalBatch>& critical) {
 void write_run_text(std::ostream& out, const RunResult& result, const TextOptions& options) {
   write_header(out, result);
   write_stages(out, result);
+  write_tier_stages(out, result);
   write_top_ops(out, result, options.top_ops);
   write_references(out, result);
   const Totals& total = result.bounds.total;
