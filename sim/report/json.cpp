@@ -367,7 +367,7 @@ Json matmul_to_json(const MatmulResult& result) {
                       {"latency_bound", collective_cost.latency_bound},
                       {"t_s", collective_cost.time.si()}};
   }
-  return Json{{"hardware", result.roofs.hardware},
+  Json record{{"hardware", result.roofs.hardware},
               {"mode", result.roofs.mode},
               {"compute_path", result.op.compute_path},
               {"devices", result.plan.devices},
@@ -386,6 +386,11 @@ Json matmul_to_json(const MatmulResult& result) {
               {"critical_batch", critical_value(result.critical)},
               {"collective", collective},
               {"critical_d", result.critical_d ? Json(*result.critical_d) : Json(nullptr)}};
+  record["ideal_bytes"] = cost.ideal_bytes.si();
+  record["ideal_intensity"] = cost.ideal_intensity;
+  record["bound_tier"] = cost.bound_tier.empty() ? Json(nullptr) : Json(cost.bound_tier);
+  add_tier_records(record, cost, 1.0);
+  return record;
 }
 
 }  // namespace rsim

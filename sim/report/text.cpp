@@ -560,16 +560,26 @@ void write_matmul_text(std::ostream& out, const MatmulResult& result) {
   TextTable table({{"quantity", Align::left}, {"value"}, {"formula", Align::left}});
   table.add_row({"FLOPs", flops(cost.flops), "2 × B × D × F"});
   table.add_row(
-      {"bytes", bytes(cost.bytes),
-       fmt::format("s_x·BD + s_w·{}DF + s_o·BF (s = {}, {}, {} B)",
+      {"ideal bytes", bytes(cost.ideal_bytes),
+       fmt::format("read once: s_x·BD + s_w·{}DF + s_o·BF (s = {}, {}, {} B)",
                    op.inputs[1].has_axis("batch") ? "B·" : "",
                    bytes_per_element(op.inputs[0].dtype), bytes_per_element(op.inputs[1].dtype),
                    bytes_per_element(op.outputs[0].dtype))});
-  table.add_row({"intensity", fmt::format("{:.4g} FLOP/B", cost.intensity), "FLOPs / bytes"});
+  for (const TierCost& tier : cost.tiers) {
+    table.add_row({tier.tier + " serves", tier_cell(tier.bytes, tier.time, tier.timed),
+                   tier.tile ? fmt::format("tile {}{} in {}", to_string(*tier.tile),
+                                           tier.operand_resident ? " (an operand resident)" : "",
+                                           tier.tile_tier)
+                             : std::string("each byte once")});
+  }
+  table.add_row({"intensity", fmt::format("{:.4g} FLOP/B", cost.intensity),
+                 fmt::format("FLOPs / {} bytes (ideal {:.4g})", result.roofs.main_memory().name,
+                             cost.ideal_intensity)});
   table.add_row({"critical intensity", fmt::format("{:.4g} FLOP/B", cost.critical_intensity),
                  fmt::format("peak {} / bandwidth", op.compute_path)});
   table.add_row({"T_math", seconds(cost.t_math), "FLOPs / peak"});
-  table.add_row({"T_comms (memory)", seconds(cost.t_mem), "bytes / bandwidth"});
+  table.add_row({"T_comms (memory)", seconds(cost.t_mem),
+                 fmt::format("{} bytes / bandwidth", result.roofs.main_memory().name)});
   if (result.collective) {
     const CollectiveCost& collective = *result.collective_cost;
     table.add_row(
@@ -580,7 +590,7 @@ void write_matmul_text(std::ostream& out, const MatmulResult& result) {
   }
   table.add_row({"lower bound", seconds(result.t_lower), "max of the roofs (full overlap)"});
   table.add_row({"upper bound", seconds(result.t_upper), "sum of the roofs (no overlap)"});
-  table.add_row({"bound", std::string(to_string(result.bound)), "the largest term"});
+  table.add_row({"bound", bound_label(result.bound, result.cost.bound_tier), "the largest term"});
   table.add_row({"critical batch", describe_critical(result.critical),
                  "B (per device) where intensity = critical intensity (exact root)"});
   if (result.critical_d) {

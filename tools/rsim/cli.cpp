@@ -253,7 +253,29 @@ struct MatmulOptions {
   std::string shard;
   std::string network;
   bool sharp = false;
+  std::vector<std::string> tiles;
+  bool explain = false;
 };
+
+// "--tile smem=128,256,64" or "--tile 128,256,64" (the kernel's tier: smem or vmem).
+TileChoices tile_options(const std::vector<std::string>& texts, const Roofs& roofs) {
+  TileChoices tiles;
+  tiles.origin = "--tile";
+  for (const std::string& text : texts) {
+    const std::size_t equals = text.find('=');
+    std::string tier =
+        equals == std::string::npos ? kernel_tile_tier(roofs.memory) : text.substr(0, equals);
+    if (tier.empty()) {
+      throw InputError(
+          fmt::format("--tile {}: {} has no smem or vmem tier; name one: --tile "
+                      "TIER=bm,bn,bk",
+                      text, roofs.hardware));
+    }
+    const std::string edges = equals == std::string::npos ? text : text.substr(equals + 1);
+    tiles.by_tier.emplace_back(std::move(tier), parse_tile(edges, "--tile"));
+  }
+  return tiles;
+}
 
 DType dtype_option(const std::string& flag, const std::string& name) {
   const auto dtype = parse_dtype(name);
@@ -305,12 +327,21 @@ int matmul_command(const MatmulOptions& options, std::ostream& out) {
   if (plan.devices > 1 && plan.network.empty()) {
     throw InputError("--devices > 1 needs --network TIER (e.g. ici, nvlink, ib)");
   }
-  const MatmulResult result =
-      analyze_matmul(shape, load_roofs(options.hardware, options.roofs), plan);
+  Roofs roofs = load_roofs(options.hardware, options.roofs);
+  const TileChoices tiles = tile_options(options.tiles, roofs);
+  const MatmulResult result = analyze_matmul(shape, std::move(roofs), plan, tiles);
   return emit(
       options.roofs.format, out, [&] { return matmul_to_json(result); },
       [&](std::ostream& stream) { write_matmul_csv(stream, result); },
-      [&](std::ostream& stream) { write_matmul_text(stream, result); });
+      [&](std::ostream& stream) {
+        write_matmul_text(stream, result);
+        if (options.explain) {
+          stream << '\n';
+          for (const std::string& line : explain_op(result.op, result.roofs, tiles)) {
+            stream << line << '\n';
+          }
+        }
+      });
 }
 
 struct CollectiveOptions {
@@ -466,6 +497,11 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                      "Network tier the devices talk over (ici, nvlink, ib, dcn)");
   matmul->add_flag("--sharp", matmul_options.sharp,
                    "All-reduce in the switch (NVLink SHARP) where the tier can");
+  matmul->add_option("--tile", matmul_options.tiles,
+                     "Fix the tile an on-chip tier holds: [TIER=]bm,bn,bk (default tier: smem or "
+                     "vmem; repeatable); other tiers get the best tile that fits");
+  matmul->add_flag("--explain", matmul_options.explain,
+                   "Print the FLOP, byte and per-tier traffic formulas with the numbers in");
   add_roof_options(*matmul, matmul_options.roofs);
 
   CollectiveOptions collective_options;
