@@ -152,6 +152,15 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
        "--dtype fp9: expected one of"},
       {{"matmul", "--hardware", "tpu_v5e", "--b", "0", "--d", "8", "--f", "8"}, "--b"},
       {{"run", scenario("pi05_thor"), "--format", "xml"}, "--format"},
+      {{"matmul", "--hardware", "thor_t5000", "--b", "968", "--d", "2048", "--f", "16384",
+        "--dtype", "fp8", "--tile", "512,512,128"},
+       "--tile: tile 512×512×128 (bm×bn×bk) for smem needs"},
+      {{"matmul", "--hardware", "thor_t5000", "--b", "8", "--d", "8", "--f", "8", "--tile",
+        "dram=64,64,64"},
+       "no on-chip tier 'dram'"},
+      {{"matmul", "--hardware", "thor_t5000", "--b", "8", "--d", "8", "--f", "8", "--tile",
+        "64,64"},
+       "--tile '64,64': expected three positive integers"},
       {{"frobnicate"},
        "unknown command 'frobnicate' (commands: run, whatif, compare, threshold, roofs, matmul, "
        "collective)"},
@@ -162,6 +171,27 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
     CHECK(outcome.code == 2);
     CHECK_THAT(outcome.err, Catch::Contains(test.expected));
   }
+}
+
+TEST_CASE("rsim matmul --tile --explain: per-tier traffic with the formula", "[cli]") {
+  const auto outcome = rsim_cli({"matmul", "--hardware", "tpu_v5e", "--b", "256", "--d", "4096",
+                                 "--f", "4096", "--tile", "32,32,128", "--explain"});
+  REQUIRE(outcome.code == 0);
+  // X re-read ⌈4096/32⌉ = 128 times, W ⌈256/32⌉ = 8 times, bf16: 2·256·4096·128 +
+  // 2·4096·4096·8 + 2·256·4096 = 538,968,064 B ≈ 539 MB served by HBM; intensity
+  // 8,589,934,592 / 538,968,064 = 15.94 FLOP/B, below the 240.2 ridge: HBM-bound.
+  CHECK_THAT(outcome.out, Catch::Contains("hbm serves"));
+  CHECK_THAT(outcome.out, Catch::Contains("539 MB"));
+  CHECK_THAT(outcome.out, Catch::Contains("tile 32×32×128 in vmem"));
+  CHECK_THAT(outcome.out, Catch::Contains("⌈N/bn⌉=128"));
+  CHECK_THAT(outcome.out, Catch::Contains("15.94 FLOP/B"));
+  const auto json = nlohmann::json::parse(
+      rsim_cli({"matmul", "--hardware", "tpu_v5e", "--b", "256", "--d", "4096", "--f", "4096",
+                "--tile", "vmem=32,32,128", "--format", "json"})
+          .out);
+  CHECK(json["bytes_by_tier"]["hbm"].get<double>() == Approx(538'968'064.0));
+  CHECK(json["tiles"]["vmem"]["bm"].get<int>() == 32);
+  CHECK(json["bound_tier"] == "hbm");
 }
 
 TEST_CASE("the --explain option prints an op's formulas with the numbers put in", "[cli]") {

@@ -217,3 +217,20 @@ TEST_CASE("on-chip bandwidths marked clocked scale with the mode's clock", "[til
   CHECK(roofs.find_tier("smem")->bandwidth->si() == Approx(4.032e12 * 1.386 / 1.575));
   CHECK(roofs.find_tier("dram")->bandwidth->si() == Approx(273e9));
 }
+
+TEST_CASE("π0.5's prefix on Thor: the L2 keeps DRAM traffic at the read-once ideal", "[tiling]") {
+  // Every prefix matmul has M = 968 tokens; its FP8 activation (968 × ≤ 16384 B ≤ 15.9 MB, with
+  // a K-slice of W and the accumulators) fits the 32 MiB L2 as a resident block, so each weight
+  // streams from DRAM once: tiled DRAM bytes = ideal bytes. SMEM-sized tiles (≤ 256 wide) alone
+  // could not do that: L2 serves several times the ideal.
+  const auto run = rsim::test::run_scenario("pi05_thor");
+  for (const auto& stage : run.bounds.stages) {
+    INFO(stage.stage);
+    CHECK(stage.totals.bytes.si() == Approx(stage.totals.ideal_bytes.si()));
+    REQUIRE(stage.totals.bytes_by_tier.size() == 4);
+    CHECK(stage.totals.bytes_by_tier[0].first == "dram");
+    CHECK(stage.totals.bytes_by_tier[1].first == "l2");
+    CHECK(stage.totals.bytes_by_tier[1].second.si() > stage.totals.ideal_bytes.si());
+    CHECK(stage.totals.bound_tier == "dram");
+  }
+}
