@@ -77,10 +77,34 @@ Bytes untiled_inputs(const Op& op, std::size_t tiled) {
 
 // The traffic a tier serves when `inner` holds the tile: the user's tile for matmuls where one is
 // fixed for `inner`, else the best that fits; nullopt for ops the tiling model does not cover.
-std::optional<TiledTraffic> tiled_traffic(const Op& op, const MemoryTier& inner,
+// What a tile in `inner` may occupy. Accumulators live in `inner` unless it names a holder
+// (GPU registers); a shared tier's tile is the region one wave of every SM computes at once, so
+// its accumulators get the holder's capacity over all its instances (20 SMs × 256 KiB on Thor).
+TileBudget tile_budget(const MemoryTier& inner, const Roofs& roofs) {
+  TileBudget budget{inner.capacity, std::nullopt};
+  if (const MemoryTier* holder = roofs.find_tier(inner.accumulator_tier)) {
+    budget.accumulator_capacity =
+        holder->capacity * (static_cast<double>(holder->count) / static_cast<double>(inner.count));
+  }
+  return budget;
+}
+
+// A shared tier (one instance over per-SM tiers: L2) can also keep full-K panels resident while
+// successive waves sweep the region below them.
+bool holds_panels(const MemoryTier& inner, const Roofs& roofs) {
+  return inner.count == 1 &&
+         std::any_of(roofs.memory.begin(), roofs.memory.end(),
+                     [](const MemoryTier& tier) { return tier.count > 1; }) &&
+         &inner != &roofs.main_memory();
+}
+
+// The traffic a tier serves when `inner` holds the tile: the user's tile for matmuls where one is
+// fixed for `inner`, else the best that fits; nullopt for ops the tiling model does not cover.
+std::optional<TiledTraffic> tiled_traffic(const Op& op, const MemoryTier& inner, const Roofs& roofs,
                                           const TileChoices& tiles) {
+  const TileBudget budget = tile_budget(inner, roofs);
   if (op.kind == OpKind::attention) {
-    return best_flash_tile(flash_shape(op), inner.capacity);
+    return best_flash_tile(flash_shape(op), budget);
   }
   if (op.kind != OpKind::matmul) {
     return std::nullopt;
@@ -88,13 +112,25 @@ std::optional<TiledTraffic> tiled_traffic(const Op& op, const MemoryTier& inner,
   const GemmShape shape = gemm_shape(op);
   const Tile* fixed = tiles.find(inner.name);
   std::optional<TiledTraffic> traffic =
-      fixed != nullptr ? gemm_traffic(shape, *fixed) : best_gemm_tile(shape, inner.capacity);
-  if (fixed != nullptr && traffic->footprint > inner.capacity) {
+      fixed != nullptr ? gemm_traffic(shape, *fixed) : best_gemm_tile(shape, budget);
+  if (fixed != nullptr && !budget.fits(*traffic)) {
     throw InputError(fmt::format(
-        "{}: tile {} (bm×bn×bk) for {} needs {} for {} (X and W slices double-buffered + the "
-        "bm×bn accumulator), but one {} holds {}; pick a smaller bm, bn or bk",
-        tiles.origin, to_string(*fixed), inner.name, format_capacity(traffic->footprint.si()),
-        op.qualified_name(), inner.name, format_capacity(inner.capacity.si())));
+        "{}: tile {} (bm×bn×bk) for {} needs {} of X and W slices (double-buffered) and {} of "
+        "fp32 accumulators for {}, but one {} holds {}{}; pick a smaller bm, bn or bk",
+        tiles.origin, to_string(*fixed), inner.name,
+        format_capacity((traffic->footprint - traffic->accumulators).si()),
+        format_capacity(traffic->accumulators.si()), op.qualified_name(), inner.name,
+        format_capacity(inner.capacity.si()),
+        budget.accumulator_capacity
+            ? fmt::format(" and its accumulators' {} holds {}", inner.accumulator_tier,
+                          format_capacity(budget.accumulator_capacity->si()))
+            : std::string(" (accumulators included)")));
+  }
+  if (fixed == nullptr && holds_panels(inner, roofs)) {
+    const auto panels = best_panel_tile(shape, inner.capacity);
+    if (panels && (!traffic || panels->bytes < traffic->bytes)) {
+      traffic = panels;
+    }
   }
   if (traffic) {
     traffic->bytes += untiled_inputs(op, 2);
@@ -111,7 +147,9 @@ std::string traffic_line(const Op& op, const TierCost& tier) {
     return head + " (every byte once: no reuse to win)";
   }
   const Tile& tile = *tier.tile;
-  const std::string where = fmt::format(" with tile {} in {}", to_string(tile), tier.tile_tier);
+  const std::string where =
+      fmt::format(" with tile {} in {}{}", to_string(tile), tier.tile_tier,
+                  tier.panels ? " (full-K panels kept while waves sweep the tile)" : std::string());
   if (op.kind == OpKind::attention) {
     const FlashShape shape = flash_shape(op);
     return head + where +
@@ -182,25 +220,28 @@ Bytes op_bytes(const Op& op) {
 std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileChoices& tiles) {
   const Bytes ideal = op_bytes(op);
   const bool tiled = ideal.si() > 0.0;
+  const std::size_t tier_count = roofs.memory.size();
   std::vector<TierCost> costs;
-  costs.reserve(roofs.memory.size());
-  for (std::size_t index = 0; index < roofs.memory.size(); ++index) {
-    const MemoryTier& tier = roofs.memory[index];
-    TierCost cost{tier.name,    ideal, Seconds(0.0), tier.bandwidth.has_value(),
-                  std::nullopt, "",    false};
-    if (tiled && index + 1 < roofs.memory.size()) {
-      const MemoryTier& inner = roofs.memory[index + 1];
-      if (const auto traffic = tiled_traffic(op, inner, tiles)) {
-        cost.bytes = traffic->bytes;
-        cost.tile = traffic->tile;
-        cost.tile_tier = inner.name;
-        cost.operand_resident = traffic->x_resident || traffic->w_resident;
-      }
+  costs.reserve(tier_count);
+  for (const MemoryTier& tier : roofs.memory) {
+    costs.push_back(TierCost{tier.name, ideal, Seconds(0.0), tier.bandwidth.has_value(),
+                             std::nullopt, "", false, false});
+  }
+  for (std::size_t index = 0; tiled && index + 1 < tier_count; ++index) {
+    const MemoryTier& inner = roofs.memory[index + 1];
+    if (const auto traffic = tiled_traffic(op, inner, roofs, tiles)) {
+      TierCost& cost = costs[index];
+      cost.bytes = traffic->bytes;
+      cost.tile = traffic->tile;
+      cost.tile_tier = inner.name;
+      cost.operand_resident = traffic->x_resident || traffic->w_resident;
+      cost.panels = traffic->panels;
     }
-    if (tier.bandwidth) {
-      cost.time = cost.bytes / *tier.bandwidth;
+  }
+  for (std::size_t index = 0; index < tier_count; ++index) {
+    if (const auto& bandwidth = roofs.memory[index].bandwidth) {
+      costs[index].time = costs[index].bytes / *bandwidth;
     }
-    costs.push_back(std::move(cost));
   }
   return costs;
 }

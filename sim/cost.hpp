@@ -28,6 +28,7 @@ struct TierCost {
   std::optional<Tile> tile;  ///< the tile held by the next inner tier that set these bytes
   std::string tile_tier;     ///< that inner tier's name
   bool operand_resident = false;  ///< an operand (or attention's K/V) stays in the inner tier
+  bool panels = false;  ///< the inner tier keeps full-K panels while waves sweep the tile (L2)
 };
 
 /// The cost of one instance of an op against the roofs (multiply by Op::count for all).

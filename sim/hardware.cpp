@@ -65,7 +65,8 @@ ComputePath parse_compute_path(const ConfigNode::Entry& entry) {
 
 MemoryTier parse_memory_tier(const ConfigNode::Entry& entry) {
   const ConfigNode& node = entry.value;
-  node.allow_only({"bandwidth", "capacity", "count", "per", "clocked", "source", "derived"});
+  node.allow_only(
+      {"bandwidth", "capacity", "count", "per", "clocked", "accumulators", "source", "derived"});
   if (!contains(kMemoryTiers, entry.key)) {
     throw ConfigError(entry.key_mark, fmt::format("'{}': unknown memory tier (expected one of: {})",
                                                   node.path(), fmt::join(kMemoryTiers, ", ")));
@@ -81,6 +82,9 @@ MemoryTier parse_memory_tier(const ConfigNode::Entry& entry) {
   }
   if (const ConfigNode* per = node.find("per")) {
     tier.per = per->as_choice({"sm", "core", "chip"});
+  }
+  if (const ConfigNode* accumulators = node.find("accumulators")) {
+    tier.accumulator_tier = accumulators->as_string();
   }
   if (const ConfigNode* clocked = node.find("clocked")) {
     tier.clocked = clocked->as_bool();
@@ -251,6 +255,19 @@ HardwareSpec parse_hardware(const ConfigNode& document) {
   }
   if (!spec.memory.front().bandwidth) {
     memory.at(spec.memory.front().name).fail("main memory needs a 'bandwidth'");
+  }
+  // A tier's accumulators live in a tier inside it (registers, TMEM).
+  for (std::size_t index = 0; index < spec.memory.size(); ++index) {
+    const std::string& holder = spec.memory[index].accumulator_tier;
+    const auto inner = std::find_if(spec.memory.begin() + static_cast<std::ptrdiff_t>(index) + 1,
+                                    spec.memory.end(),
+                                    [&](const MemoryTier& tier) { return tier.name == holder; });
+    if (!holder.empty() && inner == spec.memory.end()) {
+      memory.at(spec.memory[index].name)
+          .at("accumulators")
+          .fail(
+              fmt::format("'{}' is not a memory tier inside {}", holder, spec.memory[index].name));
+    }
   }
   if (const ConfigNode* network = document.find("network")) {
     for (const ConfigNode::Entry& entry : network->entries()) {

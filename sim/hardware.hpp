@@ -43,6 +43,9 @@ struct MemoryTier {
   std::int64_t count = 1;                   ///< instances (e.g. one SMEM per SM)
   std::string per;                          ///< what one instance belongs to ("sm"), or ""
   bool clocked = false;  ///< bandwidth = bytes per clock × the GPU clock (scales with modes)
+  /// The tier that holds the accumulators of this tier's tiles (GPU registers or TMEM); empty:
+  /// this tier holds them itself (TPU VMEM).
+  std::string accumulator_tier;
   Provenance provenance;
 };
 

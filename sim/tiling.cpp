@@ -143,13 +143,22 @@ TiledTraffic gemm_traffic(const GemmShape& shape, Tile tile) {
   const auto bk = static_cast<double>(clamped.bk);
   const double x_buffers = traffic.x_resident ? 1.0 : 2.0;
   const double w_buffers = traffic.w_resident ? 1.0 : 2.0;
-  traffic.footprint =
-      Bytes(x_buffers * bm * bk * shape.x_element_bytes +
-            w_buffers * bk * bn * shape.w_element_bytes + bm * bn * shape.accumulator_bytes);
+  traffic.accumulators = Bytes(bm * bn * shape.accumulator_bytes);
+  traffic.footprint = Bytes(x_buffers * bm * bk * shape.x_element_bytes +
+                            w_buffers * bk * bn * shape.w_element_bytes) +
+                      traffic.accumulators;
   return traffic;
 }
 
-std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, Bytes capacity) {
+bool TileBudget::fits(const TiledTraffic& traffic) const {
+  if (!accumulator_capacity) {
+    return traffic.footprint <= capacity;
+  }
+  return traffic.footprint - traffic.accumulators <= capacity &&
+         traffic.accumulators <= *accumulator_capacity;
+}
+
+std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget) {
   std::vector<std::int64_t> depths;
   for (std::int64_t depth : kSliceDepths) {
     if (depth < shape.k) {
@@ -165,7 +174,7 @@ std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, Bytes capacit
       std::optional<TiledTraffic> streamed;
       for (std::int64_t bk : depths) {
         const TiledTraffic traffic = gemm_traffic(shape, {bm, bn, bk});
-        if (traffic.footprint > capacity) {
+        if (!budget.fits(traffic)) {
           continue;  // a resident K-deep slice is single-buffered: it may fit where 256 did not
         }
         if (bk == shape.k) {
@@ -176,6 +185,24 @@ std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, Bytes capacit
       }
       if (streamed && better(*streamed, best)) {
         best = streamed;
+      }
+    }
+  }
+  return best;
+}
+
+std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity) {
+  std::optional<TiledTraffic> best;
+  for (std::int64_t bm : edge_candidates(shape.m)) {
+    for (std::int64_t bn : edge_candidates(shape.n)) {
+      TiledTraffic traffic = gemm_traffic(shape, {bm, bn, shape.k});
+      traffic.accumulators = Bytes(0.0);
+      traffic.footprint =
+          Bytes(static_cast<double>(bm) * static_cast<double>(shape.k) * shape.x_element_bytes +
+                static_cast<double>(shape.k) * static_cast<double>(bn) * shape.w_element_bytes);
+      traffic.panels = true;
+      if (traffic.footprint <= capacity && better(traffic, best)) {
+        best = traffic;
       }
     }
   }
@@ -205,18 +232,19 @@ TiledTraffic flash_traffic(const FlashShape& shape, Tile tile) {
   const auto head_dim = static_cast<double>(shape.head_dim);
   const double kv_buffers = traffic.x_resident ? 1.0 : 2.0;
   constexpr double kFp32 = 4.0;
+  traffic.accumulators = Bytes(rows * bn * kFp32 + rows * head_dim * kFp32);
   traffic.footprint = Bytes(rows * head_dim * shape.q_element_bytes +
-                            kv_buffers * 2.0 * bn * head_dim * shape.kv_element_bytes +
-                            rows * bn * kFp32 + rows * head_dim * kFp32);
+                            kv_buffers * 2.0 * bn * head_dim * shape.kv_element_bytes) +
+                      traffic.accumulators;
   return traffic;
 }
 
-std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, Bytes capacity) {
+std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileBudget& budget) {
   std::optional<TiledTraffic> best;
   for (std::int64_t bm : edge_candidates(shape.query_tokens)) {
     for (std::int64_t bn : edge_candidates(shape.kv_tokens())) {
       const TiledTraffic traffic = flash_traffic(shape, {bm, bn, shape.head_dim});
-      if (traffic.footprint <= capacity && better(traffic, best)) {
+      if (budget.fits(traffic) && better(traffic, best)) {
         best = traffic;
       }
     }

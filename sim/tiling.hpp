@@ -52,9 +52,11 @@ FlashShape flash_shape(const Op& attention);
 struct TiledTraffic {
   Tile tile;                ///< clamped to the shape
   Bytes bytes;              ///< all instances
-  Bytes footprint;          ///< one tile's working set in the inner tier
+  Bytes footprint;          ///< one tile's working set: operand slices + accumulators
+  Bytes accumulators;       ///< the part of the footprint that is fp32 accumulators
   bool x_resident = false;  ///< X (attention: K/V) stays in the inner tier: read once
   bool w_resident = false;  ///< W stays in the inner tier: read once
+  bool panels = false;      ///< the panel schedule (best_panel_tile)
 };
 
 /// Bytes of a matmul with every operand read once and the output written once.
@@ -67,10 +69,23 @@ Bytes ideal_traffic(const GemmShape& shape);
 /// a single copy of a resident one, and the bm×bn accumulator.
 TiledTraffic gemm_traffic(const GemmShape& shape, Tile tile);
 
+/// What a tile may occupy: the inner tier's capacity, with the accumulators either in it or in
+/// a tier of their own (GPU registers or TMEM: `accumulators:` of a memory tier).
+struct TileBudget {
+  Bytes capacity;
+  std::optional<Bytes> accumulator_capacity;  ///< absent: accumulators share `capacity`
+  [[nodiscard]] bool fits(const TiledTraffic& traffic) const;
+};
+
 /// The tile of least traffic whose footprint fits `capacity` (ties: the larger bm·bn, then the
 /// larger bm, then the smaller footprint — deterministic). Candidates per dimension: powers of two
 /// below it and the dimension itself. nullopt when not even a 1×1×1 tile fits.
-std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, Bytes capacity);
+std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget);
+
+/// The other schedule of a shared tier (L2): it keeps a bm×K panel of X and a K×bn panel of W
+/// (footprint s_x·bm·K + s_w·K·bn, no accumulators: the SMs hold those) while successive waves
+/// compute the bm×bn region; traffic as gemm_traffic with bk = K.
+std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity);
 
 /// FMHA traffic with a query tile bm and a K/V tile bn: Q and O once; K and V once per query
 /// tile (causal: only the keys that tile can see), or once if one head's K and V fit
@@ -78,6 +93,6 @@ std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, Bytes capacit
 /// score tile and the fp32 output accumulator, all for `group` packed query heads.
 TiledTraffic flash_traffic(const FlashShape& shape, Tile tile);
 
-std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, Bytes capacity);
+std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileBudget& budget);
 
 }  // namespace rsim

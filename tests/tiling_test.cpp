@@ -2,6 +2,7 @@
 #include "sim/tiling.hpp"
 
 #include "run_fixture.hpp"
+#include "sim/config.hpp"
 #include "sim/cost.hpp"
 #include "sim/error.hpp"
 
@@ -151,7 +152,8 @@ TEST_CASE("more on-chip capacity never raises the traffic", "[tiling]") {
   for (const auto& shape : shapes) {
     double previous = std::numeric_limits<double>::infinity();
     for (double capacity = 4096.0; capacity <= 256.0 * 1024 * 1024; capacity *= 2.0) {
-      const auto best = rsim::best_gemm_tile(shape, rsim::Bytes(capacity));
+      const auto best =
+          rsim::best_gemm_tile(shape, rsim::TileBudget{rsim::Bytes(capacity), std::nullopt});
       REQUIRE(best);
       CHECK(best->footprint.si() <= capacity);
       CHECK(best->bytes.si() <= previous);
@@ -233,4 +235,33 @@ TEST_CASE("π0.5's prefix on Thor: the L2 keeps DRAM traffic at the read-once id
     CHECK(stage.totals.bytes_by_tier[1].second.si() > stage.totals.ideal_bytes.si());
     CHECK(stage.totals.bound_tier == "dram");
   }
+}
+
+TEST_CASE("GPU tiles keep accumulators in registers; L2 tiles are one wave of every SM",
+          "[tiling]") {
+  const auto h100 = rsim::test::preset_roofs("h100_sxm");
+  const auto cost = rsim::cost_op(matmul(8192, 8192, 8192, DType::bf16, "bf16"), h100);
+  // SMEM tile 256×256×64: slices 2·(256·64 + 64·256)·2 B = 131,072 ≤ 228 KiB, accumulators
+  // 256·256·4 = 262,144 ≤ 256 KiB of registers (in SMEM with them it could not fit). L2 serves
+  // X ⌈8192/256⌉ = 32 times and W 32 times: 2·8192²·(32 + 32) + 2·8192² = 8,724,152,320 B.
+  const auto& l2 = tier_of(cost, "l2");
+  CHECK(l2.tile == rsim::Tile{256, 256, 64});
+  CHECK(l2.bytes.si() == Approx(8'724'152'320.0));
+  // The L2 tile is the region one wave computes at once: its accumulators fill the registers of
+  // all 132 SMs (132 × 256 KiB = 34.6 MB ≥ 4096·2048·4 = 33.5 MB). HBM serves X 8192/2048 = 4
+  // times, W 8192/4096 = 2 times: 2·8192²·(4 + 2 + 1) = 939,524,096 B.
+  const auto& hbm = tier_of(cost, "hbm");
+  CHECK(hbm.tile == rsim::Tile{4096, 2048, 256});
+  CHECK(hbm.bytes.si() == Approx(939'524'096.0));
+  // At the measured 5.5 TB/s of L2 (scaling book gpus.md) the L2 side takes
+  // 8.724e9 / 5.5e12 = 1.586 ms, above T_math = 2·8192³ / 989.4e12 = 1.111 ms: L2-bound.
+  CHECK(cost.t_lower.si() == Approx(8'724'152'320.0 / 5.5e12));
+  CHECK(cost.bound_tier == "l2");
+}
+
+TEST_CASE("an accumulator tier must be a memory tier inside the one it serves", "[tiling]") {
+  auto document = rsim::load_config_file(rsim::test::source_path("hardware/thor_t5000.yaml"));
+  document.set_path("memory.smem.accumulators", "tmem", {"test", 1, 1});
+  CHECK_THROWS_WITH(rsim::parse_hardware(document),
+                    Catch::Contains("'tmem' is not a memory tier inside smem"));
 }
