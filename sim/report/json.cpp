@@ -20,9 +20,12 @@ Json critical_value(const std::optional<CriticalBatch>& critical) {
 void add_tier_records(Json& record, const OpCost& cost, double count) {
   Json bytes_by_tier = Json::object();
   Json t_by_tier = Json::object();
+  Json intensity_by_tier = Json::object();
   Json tiles = Json::object();
   for (const TierCost& tier : cost.tiers) {
     bytes_by_tier[tier.tier] = tier.bytes.si() * count;
+    intensity_by_tier[tier.tier] =
+        tier.bytes.si() > 0.0 ? Json(cost.flops.si() / tier.bytes.si()) : Json(nullptr);
     t_by_tier[tier.tier] = tier.timed ? Json(tier.time.si() * count) : Json(nullptr);
     if (tier.tile) {
       tiles[tier.tile_tier] = Json{{"bm", tier.tile->bm},
@@ -33,6 +36,7 @@ void add_tier_records(Json& record, const OpCost& cost, double count) {
   }
   record["bytes_by_tier"] = bytes_by_tier;
   record["t_by_tier_s"] = t_by_tier;
+  record["intensity_by_tier"] = intensity_by_tier;
   record["tiles"] = tiles;
 }
 

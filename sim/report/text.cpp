@@ -245,14 +245,15 @@ void write_top_ops(std::ostream& out, const RunResult& result, std::size_t limit
     rows.resize(limit);
   }
   out << fmt::format(
-      "Top {} ops by time (per instance, then × count; crit. tokens: the token batch "
-      "where a matmul meets the ridge)\n",
-      rows.size());
+      "Top {} ops by time (per instance, then × count; FLOP/B: against the tiled {} bytes, ideal: "
+      "each operand read once; crit. tokens: the token batch where a matmul meets the ridge)\n",
+      rows.size(), result.roofs.main_memory().name);
   TextTable table({{"op", Align::left},
                    {"count"},
                    {"FLOPs"},
                    {"bytes"},
                    {"FLOP/B"},
+                   {"ideal"},
                    {"T_math"},
                    {"T_mem"},
                    {"T_net"},
@@ -265,7 +266,8 @@ void write_top_ops(std::ostream& out, const RunResult& result, std::size_t limit
     const Op& op = result.graph.op(result.table.order[row]);
     const OpCost& cost = result.table.costs[row];
     table.add_row({op.qualified_name(), fmt::format("{}", op.count), flops(cost.flops),
-                   bytes(cost.bytes), fmt::format("{:.4g}", cost.intensity), seconds(cost.t_math),
+                   bytes(cost.bytes), fmt::format("{:.4g}", cost.intensity),
+                   fmt::format("{:.4g}", cost.ideal_intensity), seconds(cost.t_math),
                    seconds(cost.t_mem), seconds(cost.t_net),
                    bound_label(cost.bound, cost.bound_tier), seconds(total_lower(row)),
                    percent(total_lower(row) / total),
@@ -567,7 +569,8 @@ void write_matmul_text(std::ostream& out, const MatmulResult& result) {
                    bytes_per_element(op.outputs[0].dtype))});
   for (const TierCost& tier : cost.tiers) {
     table.add_row({tier.tier + " serves", tier_cell(tier.bytes, tier.time, tier.timed),
-                   tier.tile ? fmt::format("tile {}{} in {}", to_string(*tier.tile),
+                   tier.tile ? fmt::format("{:.4g} FLOP/B; tile {}{} in {}",
+                                           cost.flops.si() / tier.bytes.si(), to_string(*tier.tile),
                                            tier.operand_resident ? " (an operand resident)" : "",
                                            tier.tile_tier)
                              : std::string("each byte once")});
