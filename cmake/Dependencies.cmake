@@ -5,3 +5,4 @@ find_package(Boost 1.74 REQUIRED)            # Boost.Graph is header-only for wh
 find_package(fmt CONFIG REQUIRED)
 find_package(nlohmann_json 3 CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
+find_package(TBB CONFIG REQUIRED)               # parallel sweeps (oneTBB 2021)

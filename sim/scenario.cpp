@@ -255,7 +255,7 @@ const std::vector<std::string_view>& matmul_groups() {
 Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides) {
   ConfigNode document = load_config_file(path);
   document.allow_only({"name", "hardware", "mode", "model", "workload", "precision", "fusion",
-                       "per_batch_weights", "plan", "tiles", "host_share", "reference",
+                       "per_batch_weights", "plan", "tiles", "host_share", "reference", "sweep",
                        "variants"});
   const ConfigNode* variants = document.find("variants");
   const std::vector<std::string> names = variant_names(variants);
@@ -320,6 +320,23 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   }
   if (const ConfigNode* plan = document.find("plan")) {
     scenario.plan = parse_plan(*plan, scenario.hardware);
+  }
+  if (const ConfigNode* sweep = document.find("sweep")) {
+    // KEY: VALUES (a string like "1..4096:log2" or a list); checked by `rsim sweep`.
+    for (const ConfigNode::Entry& entry : sweep->entries()) {
+      std::vector<std::string> values;
+      if (entry.value.kind() == ConfigNode::Kind::sequence) {
+        for (const ConfigNode& item : entry.value.items()) {
+          values.push_back(item.as_string());
+        }
+      } else {
+        values.push_back(entry.value.as_string());
+      }
+      const SourceMark& mark = entry.value.mark();
+      scenario.sweep.emplace_back(
+          fmt::format("{}={}", entry.key, fmt::join(values, ",")),
+          fmt::format("{}:{}:{}: sweep", mark.file, mark.line, mark.column));
+    }
   }
   if (const ConfigNode* tiles = document.find("tiles")) {
     scenario.tiles = parse_tiles(*tiles, scenario.hardware);

@@ -66,6 +66,8 @@ struct Scenario {
   RoofOverrides roof_overrides;                ///< a variant's peaks and bandwidths
   Bytes host_share;   ///< unified memory kept for the CPU side (Thor): not available to the model
   TileChoices tiles;  ///< matmul tiles fixed per on-chip tier (`tiles:`); the rest are chosen
+  /// `sweep:` — the grid `rsim sweep` evaluates without --over: ("KEY=VALUES", "file:line:col").
+  std::vector<std::pair<std::string, std::string>> sweep;
   std::vector<Reference> references;
   std::vector<std::string> variant_names;  ///< the variants the file declares
 };

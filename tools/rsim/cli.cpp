@@ -6,7 +6,9 @@
 #include "sim/presets.hpp"
 #include "sim/report/csv.hpp"
 #include "sim/report/json.hpp"
+#include "sim/report/sweep_report.hpp"
 #include "sim/report/text.hpp"
+#include "sim/sweep.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -14,8 +16,15 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unistd.h>
 
 namespace rsim {
 namespace {
@@ -23,6 +32,7 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitInternal = 1;
 constexpr int kExitInput = 2;
+constexpr int kExitInterrupted = 130;  // 128 + SIGINT, the shell's convention
 
 // Prints a result as JSON, CSV or the text report, as `format` asks.
 template <class Json, class Csv, class Text>
@@ -156,7 +166,7 @@ int run_command(const RunOptions& options, std::ostream& out) {
       const std::string qualified = op.qualified_name();
       if (qualified == options.explain || op.name == options.explain ||
           qualified.ends_with("/" + options.explain)) {
-        for (const std::string& line : explain_op(op, result.roofs)) {
+        for (const std::string& line : explain_op(op, result.roofs, result.scenario.tiles)) {
           out << line << '\n';
         }
         found = true;
@@ -194,6 +204,81 @@ int whatif_command(const ScenarioOptions& options, std::ostream& out) {
       options.roofs.format, out, [&] { return whatif_to_json(runs); },
       [&](std::ostream& stream) { write_whatif_csv(stream, runs); },
       [&](std::ostream& stream) { write_whatif_text(stream, runs); });
+}
+
+struct SweepOptionsCli {
+  ScenarioOptions scenario;
+  std::vector<std::string> over;
+  std::int64_t threads = 0;
+  bool no_crossovers = false;
+};
+
+// Set by SIGINT while a sweep runs: the sweep stops and prints the points it finished. A signal
+// handler can only reach static storage.
+std::atomic<bool> sweep_interrupted{false};
+
+extern "C" void interrupt_sweep(int /*signal*/) { sweep_interrupted.store(true); }
+
+// A progress bar on stderr once a sweep has run for a second, when stderr is a terminal.
+std::function<void(std::size_t, std::size_t)> progress_bar(std::ostream& err) {
+  if (isatty(STDERR_FILENO) == 0) {
+    return {};
+  }
+  struct State {
+    std::mutex mutex;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point shown;
+  };
+  auto state = std::make_shared<State>();
+  return [state, &err](std::size_t done, std::size_t total) {
+    const std::lock_guard lock(state->mutex);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - state->start < std::chrono::seconds(1) ||
+        (now - state->shown < std::chrono::milliseconds(100) && done < total)) {
+      return;
+    }
+    state->shown = now;
+    constexpr std::size_t kWidth = 40;
+    const std::size_t filled = kWidth * done / total;
+    err << fmt::format("\r[{}{}] {}/{} points", std::string(filled, '#'),
+                       std::string(kWidth - filled, '.'), done, total)
+        << (done == total ? "\n" : "") << std::flush;
+  };
+}
+
+int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostream& err) {
+  std::vector<SweepAxis> axes;
+  for (const std::string& text : options.over) {
+    axes.push_back(parse_sweep_axis(text, "--over"));
+  }
+  if (axes.empty()) {
+    const Scenario scenario =
+        load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
+    for (const auto& [assignment, origin] : scenario.sweep) {
+      axes.push_back(parse_sweep_axis(assignment, origin));
+    }
+  }
+  SweepOptions sweep;
+  sweep.threads = options.threads;
+  sweep.crossovers = !options.no_crossovers;
+  sweep.progress = progress_bar(err);
+  sweep_interrupted.store(false);
+  sweep.cancel = &sweep_interrupted;
+  const auto previous = std::signal(SIGINT, interrupt_sweep);
+  SweepResult result;
+  try {
+    result = run_sweep(options.scenario.scenario, scenario_overrides(options.scenario), axes,
+                       options.scenario.roofs.mode, parse_overrides(options.scenario.roofs), sweep);
+  } catch (...) {
+    std::signal(SIGINT, previous);
+    throw;
+  }
+  std::signal(SIGINT, previous);
+  const int code = emit(
+      options.scenario.roofs.format, out, [&] { return sweep_to_json(result); },
+      [&](std::ostream& stream) { write_sweep_csv(stream, result); },
+      [&](std::ostream& stream) { write_sweep_text(stream, result); });
+  return result.cancelled ? kExitInterrupted : code;
 }
 
 int compare_command(const ScenarioOptions& options, const std::vector<std::string>& plans,
@@ -442,6 +527,22 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                    "data_parallel, megatron_tp, megatron_tp_dp, fsdp, shard_d, shard_batch")
       ->required();
 
+  SweepOptionsCli sweep_options;
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "Evaluate a scenario over a grid of parameters (in parallel) and find crossovers");
+  add_scenario_options(*sweep, sweep_options.scenario);
+  sweep->add_option("--variant", sweep_options.scenario.variant, "Start from one of the variants");
+  sweep->add_option("--plan", sweep_options.scenario.plan, "Use a plan preset on the mesh");
+  sweep->add_option("--over", sweep_options.over,
+                    "A swept parameter KEY=VALUES (repeatable; the grid is their product). KEY: a "
+                    "scenario key (workload.batch, precision, plan, mode, hardware, …) or variant; "
+                    "VALUES: a,b,c or LO..HI, LO..HI:STEP, LO..HI:log2. Default: the scenario's "
+                    "sweep: block");
+  sweep->add_option("--threads", sweep_options.threads, "Worker threads (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  sweep->add_flag("--no-crossovers", sweep_options.no_crossovers,
+                  "Skip the crossover search between grid values");
+
   ThresholdOptions threshold_options;
   CLI::App* threshold = app.add_subcommand(
       "threshold",
@@ -535,8 +636,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                          "Override a tier's bandwidth: TIER=RATE, e.g. ici=5e10");
 
   const std::string first = argc > 1 ? argv[1] : "";
-  constexpr std::array<std::string_view, 7> kCommands{"run",   "whatif", "compare",   "threshold",
-                                                      "roofs", "matmul", "collective"};
+  constexpr std::array<std::string_view, 8> kCommands{
+      "run", "whatif", "compare", "sweep", "threshold", "roofs", "matmul", "collective"};
   if (!first.empty() && first[0] != '-' &&
       std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
     err << fmt::format("rsim: unknown command '{}' (commands: {}); see rsim --help\n", first,
@@ -568,6 +669,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     }
     if (*compare) {
       return compare_command(compare_options, compare_plans, out);
+    }
+    if (*sweep) {
+      return sweep_command(sweep_options, out, err);
     }
     if (*collective) {
       return collective_command(collective_options, out);

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+#include "sim/report/sweep_report.hpp"
+
+#include "sim/report/table.hpp"
+
+#include <fmt/format.h>
+
+namespace rsim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using Align = TextTable::Align;
+
+std::string seconds(Seconds time) { return format_quantity(time.si(), Dimension::seconds); }
+
+std::string roof_of(const Totals& totals) {
+  return totals.bound == Bound::memory && !totals.bound_tier.empty()
+             ? totals.bound_tier
+             : std::string(to_string(totals.bound));
+}
+
+std::string fixed_values(const SweepResult& result, const Crossover& crossover) {
+  std::vector<std::string> parts;
+  for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
+    if (!crossover.fixed[axis].empty()) {
+      parts.push_back(result.axes[axis].key + "=" + crossover.fixed[axis]);
+    }
+  }
+  return parts.empty() ? std::string("-") : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+Json point_record(const SweepResult& result, const SweepPoint& point) {
+  Json values = Json::object();
+  for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
+    values[result.axes[axis].key] = point.values[axis];
+  }
+  if (!point.evaluated || !point.error.empty()) {
+    return Json{{"values", values},
+                {"error", point.evaluated ? Json(point.error) : Json("not evaluated")}};
+  }
+  const Totals& total = point.total;
+  return Json{{"values", values},
+              {"t_lower_s", total.t_lower.si()},
+              {"t_upper_s", total.t_upper.si()},
+              {"t_math_s", total.t_math.si()},
+              {"t_mem_s", total.t_mem.si()},
+              {"t_net_s", total.t_net.si()},
+              {"bound", roof_of(total)},
+              {"memory_per_device_bytes", point.footprint.total().si()},
+              {"capacity_bytes", point.footprint.capacity.si()},
+              {"fits", point.footprint.fits()},
+              {"error", nullptr}};
+}
+
+}  // namespace
+
+void write_sweep_text(std::ostream& out, const SweepResult& result) {
+  std::vector<std::string> axes;
+  for (const SweepAxis& axis : result.axes) {
+    axes.push_back(fmt::format("{} ({} values)", axis.key, axis.values.size()));
+  }
+  out << fmt::format("Sweep of {} over {}: {} points on {} threads{}\n\n", result.scenario,
+                     fmt::join(axes, " × "), result.points.size(), result.threads,
+                     result.cancelled ? " (cancelled: the points finished so far)" : "");
+  std::vector<TextTable::Column> columns;
+  for (const SweepAxis& axis : result.axes) {
+    columns.push_back({axis.key, axis.numeric ? Align::right : Align::left});
+  }
+  for (const char* name : {"lower", "upper", "ΣT_math", "ΣT_mem", "ΣT_net"}) {
+    columns.push_back({name});
+  }
+  columns.push_back({"bound", Align::left});
+  columns.push_back({"memory/device"});
+  columns.push_back({"fits", Align::left});
+  TextTable table(columns);
+  std::vector<std::string> errors;
+  for (const SweepPoint& point : result.points) {
+    if (!point.evaluated) {
+      continue;
+    }
+    std::vector<std::string> cells = point.values;
+    if (!point.error.empty()) {
+      cells.insert(cells.end(), {"-", "-", "-", "-", "-", "invalid", "-", "-"});
+      errors.push_back(fmt::format("{}: {}", fmt::join(point.values, ", "), point.error));
+    } else {
+      const Totals& total = point.total;
+      cells.insert(cells.end(),
+                   {seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_math),
+                    seconds(total.t_mem), seconds(total.t_net), roof_of(total),
+                    format_quantity(point.footprint.total().si(), Dimension::bytes),
+                    point.footprint.fits() ? "yes" : "NO"});
+    }
+    table.add_row(cells);
+  }
+  table.print(out, "  ");
+  for (const std::string& error : errors) {
+    out << "  invalid point " << error << '\n';
+  }
+  if (result.crossovers.empty()) {
+    return;
+  }
+  out << "\nCrossovers along " <<
+      [&] {
+        for (const SweepAxis& axis : result.axes) {
+          if (axis.numeric) {
+            return axis.key;
+          }
+        }
+        return std::string();
+      }()
+      << " (bisection on the cost model between grid values; roof: the series' lower bound "
+         "before and at the change; fastest: the old and new winner at the change)\n";
+  TextTable crossings({{"change", Align::left},
+                       {"with", Align::left},
+                       {"at"},
+                       {"before"},
+                       {"after"},
+                       {"evaluations"}});
+  for (const Crossover& crossover : result.crossovers) {
+    crossings.add_row({crossover.what, fixed_values(result, crossover),
+                       fmt::format("{}", crossover.at), seconds(crossover.t_before),
+                       seconds(crossover.t_after), fmt::format("{}", crossover.evaluations)});
+  }
+  crossings.print(out, "  ");
+}
+
+nlohmann::ordered_json sweep_to_json(const SweepResult& result) {
+  Json axes = Json::array();
+  for (const SweepAxis& axis : result.axes) {
+    axes.push_back(Json{{"key", axis.key}, {"values", axis.values}, {"numeric", axis.numeric}});
+  }
+  Json points = Json::array();
+  for (const SweepPoint& point : result.points) {
+    points.push_back(point_record(result, point));
+  }
+  Json crossovers = Json::array();
+  for (const Crossover& crossover : result.crossovers) {
+    crossovers.push_back(Json{{"change", crossover.what},
+                              {"fixed", fixed_values(result, crossover)},
+                              {"at", crossover.at},
+                              {"t_before_s", crossover.t_before.si()},
+                              {"t_after_s", crossover.t_after.si()},
+                              {"evaluations", crossover.evaluations}});
+  }
+  return Json{{"scenario", result.scenario},
+              {"threads", result.threads},
+              {"cancelled", result.cancelled},
+              {"axes", axes},
+              {"points", points},
+              {"crossovers", crossovers}};
+}
+
+void write_sweep_csv(std::ostream& out, const SweepResult& result) {
+  std::vector<std::string> header;
+  for (const SweepAxis& axis : result.axes) {
+    header.push_back(axis.key);
+  }
+  for (const char* name : {"t_lower_s", "t_upper_s", "t_math_s", "t_mem_s", "t_net_s", "bound",
+                           "memory_per_device_bytes", "fits", "error"}) {
+    header.emplace_back(name);
+  }
+  out << fmt::format("{}\n", fmt::join(header, ","));
+  for (const SweepPoint& point : result.points) {
+    if (!point.evaluated) {
+      continue;
+    }
+    std::vector<std::string> cells = point.values;
+    if (!point.error.empty()) {
+      cells.insert(cells.end(), 8, "");
+      std::string quoted = "\"";
+      for (char character : point.error) {
+        quoted += character == '"' ? std::string("\"\"") : std::string(1, character);
+      }
+      cells.push_back(quoted + "\"");
+    } else {
+      const Totals& total = point.total;
+      for (const Seconds time :
+           {total.t_lower, total.t_upper, total.t_math, total.t_mem, total.t_net}) {
+        cells.push_back(fmt::format("{:.17g}", time.si()));
+      }
+      cells.push_back(roof_of(total));
+      cells.push_back(fmt::format("{:.17g}", point.footprint.total().si()));
+      cells.emplace_back(point.footprint.fits() ? "true" : "false");
+      cells.emplace_back();
+    }
+    out << fmt::format("{}\n", fmt::join(cells, ","));
+  }
+}
+
+}  // namespace rsim

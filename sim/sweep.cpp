@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: MIT
+#include "sim/sweep.hpp"
+
+#include "sim/error.hpp"
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <map>
+
+namespace rsim {
+namespace {
+
+// A sweep over more points than this is almost certainly a typo in a range.
+constexpr std::size_t kMaxPoints = 1'000'000;
+
+std::optional<std::int64_t> parse_integer(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(separator, start), text.size());
+    parts.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+// LO..HI, LO..HI:STEP, LO..HI:log2 → the integer values, ascending.
+std::vector<std::string> range_values(std::string_view spec, std::string_view where) {
+  const std::size_t dots = spec.find("..");
+  const std::size_t colon = spec.find(':');
+  const auto low = parse_integer(spec.substr(0, dots));
+  const auto high = parse_integer(spec.substr(
+      dots + 2, colon == std::string_view::npos ? std::string_view::npos : colon - dots - 2));
+  const std::string_view step_text =
+      colon == std::string_view::npos ? std::string_view("1") : spec.substr(colon + 1);
+  const bool doubling = step_text == "log2";
+  const auto step = doubling ? std::optional<std::int64_t>(2) : parse_integer(step_text);
+  if (!low || !high || !step || *low < 1 || *high < *low || *step < 1 || (doubling && *low < 1)) {
+    throw InputError(
+        fmt::format("{}: '{}': expected LO..HI, LO..HI:STEP or LO..HI:log2 with "
+                    "1 ≤ LO ≤ HI and STEP ≥ 1",
+                    where, spec));
+  }
+  std::vector<std::string> values;
+  for (std::int64_t value = *low; value <= *high; value = doubling ? value * 2 : value + *step) {
+    values.push_back(std::to_string(value));
+    if (values.size() > kMaxPoints) {
+      throw InputError(fmt::format("{}: '{}' has more than {} values", where, spec, kMaxPoints));
+    }
+  }
+  if (doubling && values.back() != std::to_string(*high)) {
+    values.push_back(std::to_string(*high));  // log2 ranges end on HI
+  }
+  return values;
+}
+
+// The scenario overrides of one grid point: `variant` picks a variant, `plan` a plan preset,
+// every other key is a `--set` path.
+ScenarioOverrides point_overrides(const ScenarioOverrides& base, const std::vector<SweepAxis>& axes,
+                                  const std::vector<std::string>& values) {
+  ScenarioOverrides overrides = base;
+  for (std::size_t axis = 0; axis < axes.size(); ++axis) {
+    const std::string& key = axes[axis].key;
+    if (key == "variant") {
+      overrides.variant = values[axis] == "baseline" ? std::string() : values[axis];
+    } else {
+      overrides.sets.emplace_back(key == "plan" ? "plan.preset" : key, values[axis]);
+    }
+  }
+  return overrides;
+}
+
+class Evaluator {
+ public:
+  Evaluator(const std::filesystem::path& path, const ScenarioOverrides& overrides,
+            const std::vector<SweepAxis>& axes, std::string_view mode,
+            const RoofOverrides& roof_overrides)
+      : path_(path), overrides_(overrides), axes_(axes), mode_(mode), roofs_(roof_overrides) {}
+
+  [[nodiscard]] SweepPoint evaluate(const std::vector<std::string>& values) const {
+    SweepPoint point;
+    point.values = values;
+    point.evaluated = true;
+    try {
+      Scenario scenario = load_scenario(path_, point_overrides(overrides_, axes_, values));
+      Roofs roofs = scenario_roofs(scenario, mode_, roofs_);
+      const RunResult run = analyze(std::move(scenario), std::move(roofs));
+      point.total = run.bounds.total;
+      point.footprint = run.footprint;
+    } catch (const InputError& error) {
+      point.error = error.what();
+    }
+    return point;
+  }
+
+ private:
+  std::filesystem::path path_;
+  ScenarioOverrides overrides_;
+  std::vector<SweepAxis> axes_;
+  std::string mode_;
+  RoofOverrides roofs_;
+};
+
+// Grid index → one value per axis (the last axis varies fastest).
+std::vector<std::string> grid_values(const std::vector<SweepAxis>& axes, std::size_t index) {
+  std::vector<std::string> values(axes.size());
+  for (std::size_t axis = axes.size(); axis-- > 0;) {
+    values[axis] = axes[axis].values[index % axes[axis].values.size()];
+    index /= axes[axis].values.size();
+  }
+  return values;
+}
+
+std::string bound_name(const Totals& totals) {
+  return totals.bound == Bound::memory && !totals.bound_tier.empty()
+             ? totals.bound_tier
+             : std::string(to_string(totals.bound));
+}
+
+class CrossoverFinder {
+ public:
+  CrossoverFinder(const Evaluator& evaluator, const SweepResult& result)
+      : evaluator_(evaluator), result_(result) {
+    for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
+      if (result.axes[axis].numeric && !x_axis_) {
+        x_axis_ = axis;
+      } else if (!result.axes[axis].numeric && !series_axis_) {
+        series_axis_ = axis;
+      }
+    }
+  }
+
+  std::vector<Crossover> find() {
+    std::vector<Crossover> found;
+    if (!x_axis_) {
+      return found;
+    }
+    // Lines along x: every combination of the other axes (the series axis included).
+    std::map<std::vector<std::string>, std::vector<const SweepPoint*>> lines;
+    for (const SweepPoint& point : result_.points) {
+      if (point.evaluated && point.error.empty()) {
+        lines[key_without(point.values, {*x_axis_})].push_back(&point);
+      }
+    }
+    for (auto& [key, line] : lines) {
+      sort_by_x(line);
+      roof_changes(line, found);
+    }
+    if (series_axis_) {
+      winner_changes(found);
+    }
+    return found;
+  }
+
+ private:
+  std::vector<std::string> key_without(std::vector<std::string> values,
+                                       const std::vector<std::size_t>& axes) const {
+    for (std::size_t axis : axes) {
+      values[axis].clear();
+    }
+    return values;
+  }
+
+  std::int64_t x_of(const SweepPoint& point) const {
+    return *parse_integer(point.values[*x_axis_]);
+  }
+
+  void sort_by_x(std::vector<const SweepPoint*>& line) const {
+    std::stable_sort(line.begin(), line.end(),
+                     [&](const SweepPoint* left, const SweepPoint* right) {
+                       return x_of(*left) < x_of(*right);
+                     });
+  }
+
+  SweepPoint at(std::vector<std::string> values, std::int64_t x, int& evaluations) const {
+    values[*x_axis_] = std::to_string(x);
+    ++evaluations;
+    return evaluator_.evaluate(values);
+  }
+
+  // The first value from `from` towards `limit` (inclusive; `step` is +1 or −1) at which every
+  // series in `rows` is a valid scenario — a plan splitting the batch over 2 devices accepts
+  // only even batches — with those points; the grid value `limit` is valid by construction.
+  std::pair<std::int64_t, std::vector<SweepPoint>> first_valid(
+      const std::vector<std::vector<std::string>>& rows, std::int64_t from, std::int64_t limit,
+      std::int64_t step, int& evaluations) const {
+    for (std::int64_t x = from;; x += step) {
+      std::vector<SweepPoint> points;
+      for (const auto& values : rows) {
+        points.push_back(at(values, x, evaluations));
+      }
+      const bool valid = std::all_of(points.begin(), points.end(),
+                                     [](const SweepPoint& point) { return point.error.empty(); });
+      if (valid || x == limit) {
+        return {x, std::move(points)};
+      }
+    }
+  }
+
+  // Bisects (low, high] for the first valid value where `holds` is true of the rows' points;
+  // fills the crossover's value and the points just before and at it.
+  void locate(Crossover& crossover, const std::vector<std::vector<std::string>>& rows,
+              std::int64_t low, std::int64_t high,
+              const std::function<bool(const std::vector<SweepPoint>&)>& holds,
+              std::vector<SweepPoint>& before, std::vector<SweepPoint>& after) const {
+    const std::int64_t grid_low = low;
+    const std::int64_t grid_high = high;
+    while (high - low > 1) {
+      const std::int64_t middle = low + (high - low) / 2;
+      auto [x, points] = first_valid(rows, middle, high, 1, crossover.evaluations);
+      if (x >= high) {
+        low = middle;  // no valid value in [middle, high): only `high` is left
+      } else if (holds(points)) {
+        high = x;
+      } else {
+        low = x;
+      }
+    }
+    auto [at_x, at_points] = first_valid(rows, high, grid_high, 1, crossover.evaluations);
+    auto [before_x, before_points] =
+        first_valid(rows, at_x - 1, grid_low, -1, crossover.evaluations);
+    crossover.at = at_x;
+    before = std::move(before_points);
+    after = std::move(at_points);
+  }
+
+  // Along one series: where the bound changes between two neighbouring grid values.
+  void roof_changes(const std::vector<const SweepPoint*>& line, std::vector<Crossover>& found) {
+    for (std::size_t index = 1; index < line.size(); ++index) {
+      const SweepPoint& previous = *line[index - 1];
+      const SweepPoint& next = *line[index];
+      const std::string from = bound_name(previous.total);
+      const std::string to = bound_name(next.total);
+      if (from == to) {
+        continue;
+      }
+      Crossover crossover;
+      crossover.what = fmt::format("{} → {}", from, to);
+      crossover.fixed = key_without(previous.values, {*x_axis_});
+      std::vector<SweepPoint> before;
+      std::vector<SweepPoint> after;
+      locate(
+          crossover, {previous.values}, x_of(previous), x_of(next),
+          [&](const std::vector<SweepPoint>& points) {
+            return bound_name(points.front().total) == to;
+          },
+          before, after);
+      crossover.t_before = before.front().total.t_lower;
+      crossover.t_after = after.front().total.t_lower;
+      found.push_back(std::move(crossover));
+    }
+  }
+
+  // Between series: where the fastest series changes between neighbouring grid values.
+  void winner_changes(std::vector<Crossover>& found) {
+    std::map<std::vector<std::string>, std::vector<const SweepPoint*>> columns;
+    for (const SweepPoint& point : result_.points) {
+      if (point.evaluated && point.error.empty()) {
+        columns[key_without(point.values, {*series_axis_})].push_back(&point);
+      }
+    }
+    // Winner per (other axes, x), then walk x within each group of the other axes.
+    std::map<std::vector<std::string>, std::vector<const SweepPoint*>> winners;
+    for (const auto& [key, column] : columns) {
+      const SweepPoint* best = *std::min_element(
+          column.begin(), column.end(), [](const SweepPoint* left, const SweepPoint* right) {
+            return left->total.t_lower < right->total.t_lower;
+          });
+      winners[key_without(key, {*x_axis_})].push_back(best);
+    }
+    for (auto& [key, line] : winners) {
+      sort_by_x(line);
+      for (std::size_t index = 1; index < line.size(); ++index) {
+        const SweepPoint& old_winner = *line[index - 1];
+        const SweepPoint& new_winner = *line[index];
+        const std::string& old_series = old_winner.values[*series_axis_];
+        const std::string& new_series = new_winner.values[*series_axis_];
+        if (old_series == new_series) {
+          continue;
+        }
+        Crossover crossover;
+        crossover.what = fmt::format("{} → {} fastest", old_series, new_series);
+        crossover.fixed = key_without(key, {*series_axis_});
+        std::vector<std::string> new_values = old_winner.values;
+        new_values[*series_axis_] = new_series;
+        std::vector<SweepPoint> before;
+        std::vector<SweepPoint> after;
+        locate(
+            crossover, {old_winner.values, new_values}, x_of(old_winner), x_of(new_winner),
+            [](const std::vector<SweepPoint>& points) {
+              return points[1].error.empty() &&
+                     (!points[0].error.empty() ||
+                      points[1].total.t_lower <= points[0].total.t_lower);
+            },
+            before, after);
+        crossover.t_before = after[0].total.t_lower;
+        crossover.t_after = after[1].total.t_lower;
+        found.push_back(std::move(crossover));
+      }
+    }
+  }
+
+  const Evaluator& evaluator_;
+  const SweepResult& result_;
+  std::optional<std::size_t> x_axis_;
+  std::optional<std::size_t> series_axis_;
+};
+
+}  // namespace
+
+SweepAxis parse_sweep_axis(std::string_view assignment, std::string_view origin) {
+  const std::size_t equals = assignment.find('=');
+  if (equals == std::string_view::npos || equals == 0 || equals + 1 == assignment.size()) {
+    throw InputError(
+        fmt::format("{} '{}': expected KEY=VALUES (e.g. workload.batch=1..4096:log2 "
+                    "or variant=baseline,bf16)",
+                    origin, assignment));
+  }
+  SweepAxis axis;
+  axis.key = std::string(assignment.substr(0, equals));
+  const std::string_view spec = assignment.substr(equals + 1);
+  const std::string where = fmt::format("{} {}", origin, axis.key);
+  axis.values =
+      spec.find("..") != std::string_view::npos ? range_values(spec, where) : split(spec, ',');
+  for (const std::string& value : axis.values) {
+    if (value.empty()) {
+      throw InputError(fmt::format("{}: an empty value in '{}'", where, spec));
+    }
+  }
+  axis.numeric = std::all_of(axis.values.begin(), axis.values.end(),
+                             [](const std::string& value) { return parse_integer(value); });
+  return axis;
+}
+
+SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides& overrides,
+                      const std::vector<SweepAxis>& axes, std::string_view mode,
+                      const RoofOverrides& roof_overrides, const SweepOptions& options) {
+  if (axes.empty()) {
+    throw InputError("a sweep needs at least one axis: --over KEY=VALUES");
+  }
+  std::size_t total = 1;
+  for (const SweepAxis& axis : axes) {
+    total *= axis.values.size();
+    if (total > kMaxPoints) {
+      throw InputError(fmt::format("the sweep grid has more than {} points", kMaxPoints));
+    }
+  }
+  // Validate the baseline once: a bad file is one error, not one per point.
+  load_scenario(path, overrides);
+  const Evaluator evaluator(path, overrides, axes, mode, roof_overrides);
+  SweepResult result;
+  result.scenario = path.string();
+  result.axes = axes;
+  result.points.resize(total);
+  tbb::task_arena arena(options.threads > 0 ? static_cast<int>(options.threads)
+                                            : tbb::task_arena::automatic);
+  result.threads = arena.max_concurrency();
+  std::atomic<std::size_t> done{0};
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, total), [&](const auto& range) {
+      for (std::size_t index = range.begin(); index != range.end(); ++index) {
+        if (options.cancel != nullptr && options.cancel->load()) {
+          return;
+        }
+        result.points[index] = evaluator.evaluate(grid_values(axes, index));
+        const std::size_t finished = ++done;
+        if (options.progress) {
+          options.progress(finished, total);
+        }
+      }
+    });
+  });
+  result.cancelled = done.load() < total;
+  if (options.crossovers && !result.cancelled) {
+    result.crossovers = CrossoverFinder(evaluator, result).find();
+  }
+  return result;
+}
+
+}  // namespace rsim

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/analysis.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rsim {
+
+/// One swept parameter: a dotted scenario key (`workload.batch`, `precision`, `plan.preset`,
+/// `mode`, `hardware`) or `variant`, and the values it takes, in order.
+struct SweepAxis {
+  std::string key;
+  std::vector<std::string> values;
+  bool numeric = false;  ///< every value an integer: crossovers are searched along it
+};
+
+/// Parses `KEY=SPEC`: SPEC is a list `a,b,c`, a range `LO..HI` (step 1), `LO..HI:STEP`, or
+/// `LO..HI:log2` (LO, 2·LO, 4·LO, …, and HI). InputError naming `origin` otherwise.
+SweepAxis parse_sweep_axis(std::string_view assignment, std::string_view origin);
+
+/// What one grid point costs (the whole run, per device).
+struct SweepPoint {
+  std::vector<std::string> values;  ///< one per axis
+  bool evaluated = false;           ///< false if the sweep was cancelled first
+  std::string error;                ///< the point is not a valid scenario (a plan not dividing)
+  Totals total;
+  Footprint footprint;
+};
+
+/// The point where the fastest of two series swaps along a numeric axis, or where one series
+/// changes its bound; found by bisection on the cost model between two grid values.
+struct Crossover {
+  std::string what;                ///< "bf16 → fp8 fastest", "memory → compute"
+  std::vector<std::string> fixed;  ///< the values of the other axes ("" for the swept ones)
+  std::int64_t at = 0;             ///< the first integer value where the new order holds
+  /// Roof change: the series' lower bound at `at` − 1 and at `at`. Winner change: the old and the
+  /// new winner's lower bounds at `at`.
+  Seconds t_before;
+  Seconds t_after;
+  int evaluations = 0;
+};
+
+struct SweepResult {
+  std::string scenario;
+  std::vector<SweepAxis> axes;
+  std::vector<SweepPoint> points;  ///< the cartesian grid, the last axis fastest
+  std::vector<Crossover> crossovers;
+  std::int64_t threads = 1;
+  bool cancelled = false;
+};
+
+struct SweepOptions {
+  std::int64_t threads = 0;  ///< 0: all hardware threads (TBB's default)
+  std::function<void(std::size_t, std::size_t)> progress;  ///< (done, total), any thread
+  const std::atomic<bool>* cancel = nullptr;               ///< set (by Ctrl-C) to stop early
+  bool crossovers = true;
+};
+
+/// Evaluates the grid of `axes` over a scenario file (each point validated like `--set`), in
+/// parallel with TBB; points keep grid order whatever the thread count. Then, along the first
+/// numeric axis, the crossovers between the series of the first non-numeric axis and the roof
+/// changes of each series. InputError for an empty or oversized grid.
+SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides& overrides,
+                      const std::vector<SweepAxis>& axes, std::string_view mode,
+                      const RoofOverrides& roof_overrides, const SweepOptions& options = {});
+
+}  // namespace rsim

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+#include "sim/sweep.hpp"
+
+#include "run_fixture.hpp"
+#include "sim/error.hpp"
+#include "sim/report/sweep_report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+
+namespace {
+
+std::vector<std::string> values_of(const rsim::SweepAxis& axis) { return axis.values; }
+
+}  // namespace
+
+TEST_CASE("sweep axes: lists, ranges, steps and doubling", "[sweep]") {
+  const auto list = rsim::parse_sweep_axis("variant=baseline,bf16", "--over");
+  CHECK(list.key == "variant");
+  CHECK(values_of(list) == std::vector<std::string>{"baseline", "bf16"});
+  CHECK_FALSE(list.numeric);
+  // 1..10:3 → 1, 4, 7, 10
+  CHECK(values_of(rsim::parse_sweep_axis("workload.batch=1..10:3", "--over")) ==
+        std::vector<std::string>{"1", "4", "7", "10"});
+  // 1..100:log2 → 1, 2, 4, …, 64, then the end of the range, 100
+  const auto doubling = rsim::parse_sweep_axis("workload.batch=1..100:log2", "--over");
+  CHECK(values_of(doubling) ==
+        std::vector<std::string>{"1", "2", "4", "8", "16", "32", "64", "100"});
+  CHECK(doubling.numeric);
+  CHECK(rsim::parse_sweep_axis("workload.batch=3..5", "--over").values.size() == 3);
+  for (const char* bad :
+       {"workload.batch", "=1,2", "workload.batch=", "workload.batch=0..4", "workload.batch=5..1",
+        "workload.batch=1..4:0", "workload.batch=1..x", "variant=a,,b"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(rsim::parse_sweep_axis(bad, "--over"), rsim::InputError);
+  }
+}
+
+TEST_CASE("every sweep point equals a single run at the same values, bit for bit", "[sweep]") {
+  const auto path = rsim::test::source_path("scenarios/pi05_thor.yaml");
+  const std::vector<rsim::SweepAxis> axes{
+      rsim::parse_sweep_axis("workload.batch=1,3", "--over"),
+      rsim::parse_sweep_axis("variant=baseline,nvfp4", "--over")};
+  const auto result = rsim::run_sweep(path, {}, axes, "", {}, {2, {}, nullptr, false});
+  // 2 batches × 2 variants, the last axis fastest.
+  REQUIRE(result.points.size() == 4);
+  CHECK(result.points[1].values == std::vector<std::string>{"1", "nvfp4"});
+  CHECK(result.points[2].values == std::vector<std::string>{"3", "baseline"});
+  for (const auto& point : result.points) {
+    REQUIRE(point.error.empty());
+    auto scenario = rsim::load_scenario(
+        path, {{{"workload.batch", point.values[0]}},
+               point.values[1] == "baseline" ? std::string() : point.values[1]});
+    rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
+    const auto run = rsim::analyze(std::move(scenario), std::move(roofs));
+    CHECK(point.total.t_lower.si() == run.bounds.total.t_lower.si());
+    CHECK(point.total.t_upper.si() == run.bounds.total.t_upper.si());
+    CHECK(point.footprint.total().si() == run.footprint.total().si());
+  }
+}
+
+TEST_CASE("parallel and serial sweeps print the same thing", "[sweep]") {
+  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
+  const std::vector<rsim::SweepAxis> axes{
+      rsim::parse_sweep_axis("workload.batch=16..512:log2", "--over"),
+      rsim::parse_sweep_axis("plan=shard_d,shard_batch", "--over")};
+  auto serial = rsim::sweep_to_json(rsim::run_sweep(path, {}, axes, "", {}, {1, {}, nullptr}));
+  auto parallel = rsim::sweep_to_json(rsim::run_sweep(path, {}, axes, "", {}, {2, {}, nullptr}));
+  serial.erase("threads");
+  parallel.erase("threads");
+  CHECK(serial.dump() == parallel.dump());
+  CHECK_FALSE(serial["crossovers"].empty());
+}
+
+TEST_CASE("a sweep's roof crossover is the threshold root finder's value", "[sweep]") {
+  // quantization_v5e's whole run turns compute-bound at the batch `rsim threshold` finds; the
+  // sweep brackets it between grid values and bisects on the same cost model.
+  const auto path = rsim::test::source_path("scenarios/quantization_v5e.yaml");
+  const auto result = rsim::run_sweep(
+      path, {}, {rsim::parse_sweep_axis("workload.batch=1..1024:log2", "--over")}, "", {});
+  rsim::ThresholdQuery query;
+  query.key = "batch";
+  const auto threshold = rsim::threshold_scenario(path, {}, query, "", {});
+  REQUIRE(threshold.value);
+  REQUIRE(result.crossovers.size() == 1);
+  CHECK(result.crossovers.front().what == "hbm → compute");
+  CHECK(result.crossovers.front().at == *threshold.value);
+}
+
+TEST_CASE("invalid points are reported, a cancelled sweep keeps what it finished", "[sweep]") {
+  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
+  // shard_batch splits the batch over 2 devices: batch 1 does not divide.
+  const auto result = rsim::run_sweep(path, {},
+                                      {rsim::parse_sweep_axis("workload.batch=1,2", "--over"),
+                                       rsim::parse_sweep_axis("plan=shard_batch", "--over")},
+                                      "", {});
+  CHECK_THAT(result.points[0].error, Catch::Contains("does not divide"));
+  CHECK(result.points[1].error.empty());
+  const std::atomic<bool> cancelled{true};
+  const auto stopped =
+      rsim::run_sweep(path, {}, {rsim::parse_sweep_axis("workload.batch=2,4", "--over")}, "", {},
+                      {1, {}, &cancelled});
+  CHECK(stopped.cancelled);
+  CHECK_FALSE(stopped.points[0].evaluated);
+  CHECK_THROWS_AS(rsim::run_sweep(path, {}, {}, "", {}), rsim::InputError);
+}
