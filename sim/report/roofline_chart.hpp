@@ -61,7 +61,7 @@ void add_measured(RooflineChart& chart, const std::vector<KernelOnRoofs>& kernel
 
 /// The geometry of a drawn roofline chart, exposed so tests can check pixels and labels.
 struct RooflineLayout {
-  double width = 1100.0;
+  double width = 1180.0;
   double height = 720.0;
   Box plot;
   LogAxis x;                           ///< intensity, FLOP/byte

@@ -41,8 +41,9 @@ struct LinearAxis {
   double pixel_low = 0.0;
   double pixel_high = 1.0;
   [[nodiscard]] double to_pixel(double value) const;
-  /// Ticks at a 1, 2 or 5 × 10ⁿ step, about `count` of them, from `low` to `high`.
-  [[nodiscard]] std::vector<double> ticks(int count = 6) const;
+  /// Ticks at a 1, 2 or 5 × 10ⁿ step at or above (high − low) / count, from `low` to `high`
+  /// (the step nice_ceiling uses, so an axis it tops ends on a tick).
+  [[nodiscard]] std::vector<double> ticks(int count = 7) const;
 };
 
 /// The top of a linear axis from 0 to `value` (> 0): the first multiple of a 1, 2 or 5 × 10ⁿ
