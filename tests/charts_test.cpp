@@ -142,6 +142,22 @@ TEST_CASE("the π0.5 chart: labels of the top points are placed and do not inter
       CHECK(point.attainable == Approx(2.73e11 * point.intensity).epsilon(1e-9));
     }
   }
+  // q_proj and o_proj of the action expert have one shape (1024 → 2048 and back: Gemma 300M
+  // has 8 heads × 256 = 2048 query width, width 1024), so they share a spot and one point whose
+  // share is the sum of theirs.
+  double q_and_o = 0.0;
+  for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+    const std::string name = run.graph.op(run.table.order[row]).qualified_name();
+    if (name == "action/layer/q_proj" || name == "action/layer/o_proj") {
+      q_and_o += run.table.costs[row].t_lower.si() *
+                 run.table.counts(static_cast<Eigen::Index>(row)) / run.bounds.total.t_lower.si();
+    }
+  }
+  const auto merged = std::find_if(chart.points.begin(), chart.points.end(), [](const auto& p) {
+    return p.label.rfind("action/q_proj + o_proj ", 0) == 0;
+  });
+  REQUIRE(merged != chart.points.end());
+  CHECK(merged->share == Approx(q_and_o));
   const std::string svg = rsim::render_roofline_svg(chart);
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1180\"", 0) == 0);
   CHECK(svg.find("dram 273 GB/s") != std::string::npos);

@@ -137,6 +137,7 @@ RooflineChart roofline_of_run(const RunResult& run) {
   double no_flops_share = 0.0;
   std::size_t no_bytes = 0;
   std::size_t no_flops = 0;
+  std::vector<std::vector<std::string>> merged;  // the op groups behind each point
   for (const OpGroup& group : op_groups(run)) {
     const double share = group.t_lower / total.t_lower.si();
     if (group.flops <= 0.0) {
@@ -149,9 +150,31 @@ RooflineChart roofline_of_run(const RunResult& run) {
       no_bytes_share += share;
       continue;
     }
-    chart.points.push_back({fmt::format("{} {}", group.label, percent(share)),
-                            group.flops / group.bytes, group.flops / group.t_lower, share,
-                            larger_roof(group), false});
+    const ChartPoint point{group.label, group.flops / group.bytes, group.flops / group.t_lower,
+                           share,       larger_roof(group),        false};
+    // Ops of one stage at the same spot (q_proj and o_proj, the two norms) are one point with
+    // one label: "action/q_proj + o_proj", or "… + 2 more" past two names.
+    const std::string stage = group.label.substr(0, group.label.find('/'));
+    const auto same = std::find_if(chart.points.begin(), chart.points.end(), [&](const auto& p) {
+      return p.label.starts_with(stage + "/") && p.bound == point.bound &&
+             std::abs(p.intensity / point.intensity - 1.0) < 1e-9 &&
+             std::abs(p.attainable / point.attainable - 1.0) < 1e-9;
+    });
+    if (same == chart.points.end()) {
+      chart.points.push_back(point);
+      merged.push_back({group.label});
+    } else {
+      same->share += share;
+      merged[static_cast<std::size_t>(same - chart.points.begin())].push_back(
+          group.label.substr(stage.size() + 1));
+    }
+  }
+  for (std::size_t index = 0; index < chart.points.size(); ++index) {
+    const std::vector<std::string>& names = merged[index];
+    chart.points[index].label =
+        (names.size() <= 2 ? fmt::format("{}", fmt::join(names, " + "))
+                           : fmt::format("{} + {} more", names.front(), names.size() - 1)) +
+        " " + percent(chart.points[index].share);
   }
   if (no_bytes > 0) {
     chart.notes.push_back(fmt::format(
@@ -216,21 +239,82 @@ constexpr double kLabelHeight = 15.0;
 constexpr double kSmallFontPx = 10.5;
 constexpr double kRoofLabelHeight = 30.0;
 
-// "fp8 · int8  517 TFLOP/s" → {"fp8 · int8", "517 TFLOP/s"}.
-std::pair<std::string, std::string> split_roof_label(const std::string& label) {
+// "fp8 · int8  517 TFLOP/s" → {"fp8 · int8", "517 TFLOP/s"}: the path names (wrapped at ~22
+// characters, so a long list of paths sharing a peak stays in the margin), then the peak.
+std::vector<std::string> roof_label_lines(const std::string& label) {
   const std::size_t gap = label.find("  ");
-  return {label.substr(0, gap), label.substr(gap + 2)};
+  const std::string names = label.substr(0, gap);
+  std::vector<std::string> lines(1);
+  for (std::size_t start = 0; start <= names.size();) {
+    std::size_t end = names.find(" · ", start);
+    if (end == std::string::npos) {
+      end = names.size();
+    }
+    const std::string name = names.substr(start, end - start);
+    if (!lines.back().empty() && display_width(lines.back() + " · " + name) > 22) {
+      lines.emplace_back();
+    }
+    lines.back() += (lines.back().empty() ? "" : " · ") + name;
+    start = end + std::string_view(" · ").size();
+  }
+  lines.push_back(label.substr(gap + 2));
+  return lines;
 }
 
-struct Ridge2 {
+// The slope's visible part, from the left or bottom edge up to the roof `top` (FLOP/s).
+std::pair<std::pair<double, double>, std::pair<double, double>> slope_segment(
+    const RooflineLayout& layout, double bandwidth, double top) {
+  const double x_start = std::max(layout.x.low, layout.y.low / bandwidth);
+  const double x_end = std::min(layout.x.high, top / bandwidth);
+  return {{layout.x.to_pixel(x_start), layout.y.to_pixel(bandwidth * x_start)},
+          {layout.x.to_pixel(x_end), layout.y.to_pixel(bandwidth * x_end)}};
+}
+
+// The peak slopes are drawn solid up to: the roof in play, or the highest roof without one.
+double in_play_peak(const RooflineChart& chart) {
+  for (const RoofLine& roof : chart.roofs) {
+    if (roof.in_play) {
+      return roof.peak.si();
+    }
+  }
+  return chart.roofs.back().peak.si();
+}
+
+// A slope's label rides the slope 18 px after it enters the plot, 5 px above it; its box is the
+// axis-aligned bound of the rotated text.
+SlopeLabel slope_label(const RooflineLayout& layout, const RoofSlope& slope, double top) {
+  const auto [start, end] = slope_segment(layout, slope.bandwidth.si(), top);
+  const double angle = std::atan2(end.second - start.second, end.first - start.first);
+  SlopeLabel label;
+  label.angle_deg = angle * 180.0 / std::numbers::pi;
+  label.x = start.first + 18.0 * std::cos(angle);
+  label.y = start.second + 18.0 * std::sin(angle) - 5.0;
+  const double width = text_width(slope.label, kFontPx);
+  double left = label.x;
+  double right = label.x;
+  double top_px = label.y;
+  double bottom = label.y;
+  for (const auto& [dx, dy] : {std::pair{width, 0.0}, {0.0, -kFontPx}, {width, -kFontPx}}) {
+    const double x = label.x + dx * std::cos(angle) - dy * std::sin(angle);
+    const double y = label.y + dx * std::sin(angle) + dy * std::cos(angle);
+    left = std::min(left, x);
+    right = std::max(right, x);
+    top_px = std::min(top_px, y);
+    bottom = std::max(bottom, y);
+  }
+  label.box = {left, top_px, right - left, bottom - top_px};
+  return label;
+}
+
+struct DrawnRidge {
   double intensity;
   double peak;
   bool in_play;
 };
 
 // Ridges drawn: every roof against main memory, the roofs in play against every slope.
-std::vector<Ridge2> drawn_ridges(const RooflineChart& chart) {
-  std::vector<Ridge2> result;
+std::vector<DrawnRidge> drawn_ridges(const RooflineChart& chart) {
+  std::vector<DrawnRidge> result;
   for (const RoofLine& roof : chart.roofs) {
     for (const RoofSlope& slope : chart.slopes) {
       if (slope.main_memory || roof.in_play) {
@@ -254,7 +338,7 @@ RooflineLayout layout_roofline(const RooflineChart& chart, std::size_t max_label
   double x_min = 1e300;
   double x_max = 0.0;
   double y_min = chart.roofs.front().peak.si() / 30.0;
-  for (const Ridge2& ridge : drawn_ridges(chart)) {
+  for (const DrawnRidge& ridge : drawn_ridges(chart)) {
     x_min = std::min(x_min, ridge.intensity / 30.0);
     x_max = std::max(x_max, ridge.intensity * 2.0);
   }
@@ -288,20 +372,26 @@ RooflineLayout layout_roofline(const RooflineChart& chart, std::size_t max_label
     }
   }
 
-  // Roof labels sit in the right margin, two lines (paths, peak) centred on their roof, pushed
-  // apart when roofs are close.
+  // Roof labels sit in the right margin (path names, then the peak) centred on their roof,
+  // pushed apart when roofs are close.
   double next_top = 0.0;
   for (auto it = chart.roofs.rbegin(); it != chart.roofs.rend(); ++it) {
-    const auto [names, peak] = split_roof_label(it->label);
-    const double width = std::max(text_width(names, kFontPx), text_width(peak, kFontPx));
-    const double top =
-        std::max(layout.y.to_pixel(it->peak.si()) - kRoofLabelHeight / 2.0, next_top);
-    layout.fixed_labels.push_back({plot.right() + 10.0, top, width, kRoofLabelHeight});
-    next_top = top + kRoofLabelHeight + 2.0;
+    const std::vector<std::string> lines = roof_label_lines(it->label);
+    double width = 0.0;
+    for (const std::string& line : lines) {
+      width = std::max(width, text_width(line, kFontPx));
+    }
+    const double height = kLabelHeight * static_cast<double>(lines.size());
+    const double top = std::max(layout.y.to_pixel(it->peak.si()) - height / 2.0, next_top);
+    layout.fixed_labels.push_back({plot.right() + 10.0, top, width, height});
+    next_top = top + height + 2.0;
+  }
+  for (const RoofSlope& slope : chart.slopes) {
+    layout.slope_labels.push_back(slope_label(layout, slope, in_play_peak(chart)));
   }
   // Ridge labels next to their markers.
   std::vector<LabelRequest> ridge_requests;
-  for (const Ridge2& ridge : drawn_ridges(chart)) {
+  for (const DrawnRidge& ridge : drawn_ridges(chart)) {
     const std::string text = format_count(ridge.intensity);
     ridge_requests.push_back({layout.x.to_pixel(ridge.intensity), layout.y.to_pixel(ridge.peak),
                               4.0, text_width(text, kSmallFontPx), 13.0, kBelowRight});
@@ -313,8 +403,14 @@ RooflineLayout layout_roofline(const RooflineChart& chart, std::size_t max_label
     const double radius = layout.radius[index];
     circles.push_back({x - radius, y - radius, 2.0 * radius, 2.0 * radius});
   }
+  for (const SlopeLabel& label : layout.slope_labels) {
+    circles.push_back(label.box);
+  }
   for (const LabelPlacement& placement : place_labels(ridge_requests, plot, circles)) {
     layout.fixed_labels.push_back(placement.placed ? placement.box : Box{});
+  }
+  for (const SlopeLabel& label : layout.slope_labels) {
+    layout.fixed_labels.push_back(label.box);
   }
   std::vector<Box> obstacles = layout.fixed_labels;
   std::vector<LabelRequest> requests;
@@ -365,45 +461,26 @@ void draw_axes(SvgDocument& svg, const RooflineLayout& layout) {
                        26.0, middle));
 }
 
-// The visible part of attainable = bandwidth · I from the left or bottom edge up to `top`.
-std::pair<std::pair<double, double>, std::pair<double, double>> slope_segment(
-    const RooflineLayout& layout, double bandwidth, double top) {
-  const double x_start = std::max(layout.x.low, layout.y.low / bandwidth);
-  const double x_end = std::min(layout.x.high, top / bandwidth);
-  return {{layout.x.to_pixel(x_start), layout.y.to_pixel(bandwidth * x_start)},
-          {layout.x.to_pixel(x_end), layout.y.to_pixel(bandwidth * x_end)}};
-}
-
 void draw_slopes(SvgDocument& svg, const RooflineChart& chart, const RooflineLayout& layout) {
-  double in_play_peak = chart.roofs.back().peak.si();
-  for (const RoofLine& roof : chart.roofs) {
-    if (roof.in_play) {
-      in_play_peak = roof.peak.si();
-    }
-  }
   const double top_peak = chart.roofs.back().peak.si();
-  for (const RoofSlope& slope : chart.slopes) {
+  for (std::size_t index = 0; index < chart.slopes.size(); ++index) {
+    const RoofSlope& slope = chart.slopes[index];
     const double bandwidth = slope.bandwidth.si();
     const std::string colour = slope.network       ? "#2ca02c"
                                : slope.main_memory ? "#1f77b4"
                                                    : "#6baed6";
     const std::string dash = slope.network ? R"( stroke-dasharray="7 4")" : "";
-    const auto [start, end] = slope_segment(layout, bandwidth, in_play_peak);
+    const auto [start, end] = slope_segment(layout, bandwidth, in_play_peak(chart));
     svg.line(start.first, start.second, end.first, end.second,
              fmt::format(R"(stroke="{}" stroke-width="2.4"{})", colour, dash));
     const auto [upper_start, upper_end] = slope_segment(layout, bandwidth, top_peak);
     svg.line(end.first, end.second, upper_end.first, upper_end.second,
              fmt::format(R"(stroke="{}" stroke-width="1.2" opacity="0.45"{})", colour, dash));
-    // The label rides the slope just after it enters the plot.
-    const double angle =
-        std::atan2(end.second - start.second, end.first - start.first) * 180.0 / std::numbers::pi;
-    const double along = 18.0;
-    const double x = start.first + along * std::cos(angle * std::numbers::pi / 180.0);
-    const double y = start.second + along * std::sin(angle * std::numbers::pi / 180.0) - 5.0;
+    const SlopeLabel& label = layout.slope_labels[index];
     svg.text(
-        x, y, slope.label,
-        fmt::format(R"svg(font-size="12" fill="{}" transform="rotate({:.2f} {:.2f} {:.2f})")svg",
-                    colour, angle, x, y));
+        label.x, label.y, slope.label,
+        fmt::format(R"svg(font-size="12" fill="{}" transform="rotate({:.2f} {:.2f} {:.2f})" {})svg",
+                    colour, label.angle_deg, label.x, label.y, kHalo));
   }
 }
 
@@ -435,18 +512,20 @@ void draw_roof_labels(SvgDocument& svg, const RooflineChart& chart, const Roofli
     svg.line(layout.plot.right(), y, box.x - 3.0, middle,
              it->in_play ? R"(stroke="#111" stroke-width="1.5")"
                          : R"(stroke="#bbb" stroke-width="0.8")");
-    const auto [names, peak] = split_roof_label(it->label);
     const char* style = it->in_play ? R"(font-size="12" font-weight="bold" fill="#111")"
                                     : R"(font-size="12" fill="#777")";
-    svg.text(box.x, middle - 3.0, names, style);
-    svg.text(box.x, middle + 12.0, peak, style);
+    double baseline = box.y + kLabelHeight - 3.5;
+    for (const std::string& line : roof_label_lines(it->label)) {
+      svg.text(box.x, baseline, line, style);
+      baseline += kLabelHeight;
+    }
   }
 }
 
 void draw_ridges(SvgDocument& svg, const RooflineChart& chart, const RooflineLayout& layout) {
-  const std::vector<Ridge2> ridges = drawn_ridges(chart);
+  const std::vector<DrawnRidge> ridges = drawn_ridges(chart);
   for (std::size_t index = 0; index < ridges.size(); ++index) {
-    const Ridge2& ridge = ridges[index];
+    const DrawnRidge& ridge = ridges[index];
     if (ridge.intensity < layout.x.low || ridge.intensity > layout.x.high) {
       continue;
     }

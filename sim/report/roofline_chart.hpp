@@ -59,17 +59,26 @@ RooflineChart roofline_of_matmul(const MatmulResult& result);
 /// Adds measured kernels as points (seed 000 §5.2).
 void add_measured(RooflineChart& chart, const std::vector<KernelOnRoofs>& kernels);
 
+/// Where a slope's label sits: rotated by the slope's angle about (x, y), its text baseline.
+struct SlopeLabel {
+  double x = 0.0;
+  double y = 0.0;
+  double angle_deg = 0.0;
+  Box box;  ///< the axis-aligned bound of the rotated text
+};
+
 /// The geometry of a drawn roofline chart, exposed so tests can check pixels and labels.
 struct RooflineLayout {
   double width = 1180.0;
   double height = 720.0;
   Box plot;
-  LogAxis x;                           ///< intensity, FLOP/byte
-  LogAxis y;                           ///< FLOP/s
-  std::vector<double> radius;          ///< per point
-  std::vector<std::size_t> labelled;   ///< points with a label, most important first
-  std::vector<LabelPlacement> labels;  ///< one per `labelled`
-  std::vector<Box> fixed_labels;       ///< roof, slope and ridge labels
+  LogAxis x;                             ///< intensity, FLOP/byte
+  LogAxis y;                             ///< FLOP/s
+  std::vector<double> radius;            ///< per point
+  std::vector<std::size_t> labelled;     ///< points with a label, most important first
+  std::vector<LabelPlacement> labels;    ///< one per `labelled`
+  std::vector<Box> fixed_labels;         ///< roof, ridge, then slope labels
+  std::vector<SlopeLabel> slope_labels;  ///< one per slope
 };
 
 /// Lays the chart out: axis ranges spanning the points, ridges and roofs in whole decades
