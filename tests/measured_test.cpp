@@ -122,3 +122,34 @@ TEST_CASE("kernels without FLOPs and bad --match values are input errors", "[mea
   CHECK(rsim::parse_kernel_match("gemm_0=prefix/layer/q_proj").op == "prefix/layer/q_proj");
   REQUIRE_THROWS_AS(rsim::parse_kernel_match("gemm_0"), rsim::InputError);
 }
+
+TEST_CASE("ncu units, n/a values and conflicting rows", "[measured]") {
+  const std::string header =
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
+      "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\","
+      "\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+  const auto row = [](const std::string& metric, const std::string& unit,
+                      const std::string& value) {
+    return "\"0\",\"1\",\"app\",\"host\",\"k\",\"1\",\"7\",\"(1, 1, 1)\",\"(1, 1, 1)\","
+           "\"0\",\"9.0\",\"Command line profiler metrics\",\"" +
+           metric + "\",\"" + unit + "\",\"" + value + "\"\n";
+  };
+  std::istringstream scaled(header + row("dram__bytes_read.sum", "Kbyte", "1.5") +
+                            row("dram__bytes_write.sum", "Gbyte", "0.002") +
+                            row("gpu__time_duration.sum", "msecond", "0.25") +
+                            row("sm__sass_thread_inst_executed_op_dfma_pred_on.sum", "inst", "10"));
+  const auto kernels = rsim::parse_ncu_csv(scaled, "inline.csv");
+  REQUIRE(kernels.size() == 1);
+  // 1.5 Kbyte + 0.002 Gbyte = 1,500 + 2,000,000 bytes; 0.25 msecond = 250 µs; 10 DFMA = 20 FLOPs.
+  CHECK(kernels[0].dram_bytes.si() == Approx(2001500.0));
+  CHECK(kernels[0].duration.si() == Approx(250e-6));
+  CHECK(kernels[0].sass_flops->si() == Approx(20.0));
+  std::istringstream not_collected(header + row("gpu__time_duration.sum", "nsecond", "n/a"));
+  REQUIRE_THROWS_WITH(rsim::parse_ncu_csv(not_collected, "inline.csv"),
+                      "inline.csv:2: error: gpu__time_duration.sum was not collected (\"n/a\")");
+  std::istringstream conflicting(header + row("gpu__time_duration.sum", "nsecond", "100") +
+                                 row("gpu__time_duration.sum", "nsecond", "200"));
+  REQUIRE_THROWS_WITH(rsim::parse_ncu_csv(conflicting, "inline.csv"),
+                      Catch::Matchers::StartsWith("inline.csv:3: error: gpu__time_duration.sum of "
+                                                  "kernel ID 0 differs from line 2"));
+}

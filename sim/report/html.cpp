@@ -81,9 +81,9 @@ std::string esc(std::string_view text) { return escape_xml(text); }
 // A table: headers (a trailing '#' marks a numeric column), then rows of cells.
 struct Cell {
   // Implicit from text: most cells of a row are plain text, written {name}.
-  Cell(std::string text_) : text(std::move(text_)) {}  // NOLINT(google-explicit-constructor)
-  Cell(std::string text_, std::optional<double> value_, std::string css_class_)
-      : text(std::move(text_)), value(value_), css_class(std::move(css_class_)) {}
+  Cell(std::string content) : text(std::move(content)) {}  // NOLINT(google-explicit-constructor)
+  Cell(std::string content, std::optional<double> sort_value, std::string css)
+      : text(std::move(content)), value(sort_value), css_class(std::move(css)) {}
   std::string text;
   std::optional<double> value;  // numeric cells: sorted by this SI value
   std::string css_class;
