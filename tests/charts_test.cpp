@@ -20,8 +20,8 @@ rsim::RooflineChart synthetic_chart() {
   chart.roofs = {{"fp32  8 TFLOP/s", rsim::FlopsPerSecond(8e12), false},
                  {"fp8  500 TFLOP/s", rsim::FlopsPerSecond(5e14), true}};
   chart.slopes = {{"dram 250 GB/s", rsim::BytesPerSecond(2.5e11), false, true}};
-  chart.points = {{"A", 100.0, 2.5e13, 0.5, rsim::Bound::memory, false},
-                  {"B", 4000.0, 5e14, 0.3, rsim::Bound::compute, false}};
+  chart.points = {{"A", 100.0, 2.5e13, 0.5, rsim::Bound::memory, false, 0.0},
+                  {"B", 4000.0, 5e14, 0.3, rsim::Bound::compute, false, 0.0}};
   return chart;
 }
 
@@ -243,4 +243,28 @@ TEST_CASE("the HTML report is self-contained and has every table", "[html][pi05]
   CHECK(html.find("src=") == std::string::npos);
   CHECK(html.find("href=") == std::string::npos);
   CHECK(html.find("<link") == std::string::npos);
+}
+
+TEST_CASE("a D-sharded matmul sits at D/2 FLOP per network byte, left of the ICI ridge",
+          "[roofline]") {
+  // Seed 004's network roofline: X[1024, 8192]·W[8192, 16384] split over D on 2 v5e chips;
+  // each computes 2 · 1024 · 4096 · 16384 FLOPs and sends its 1024 × 16384 bf16 partial sums
+  // (33.55 MB) in the all-reduce: 2 · B · (D/2) · F / (2 · B · F) = D/2 = 4096 FLOP per byte,
+  // under the ICI ridge 1.97e14 / 4.5e10 = 4378: network-bound.
+  rsim::MatmulShape shape;
+  shape.batch = 1024;
+  shape.contract = 8192;
+  shape.out = 16384;
+  shape.compute_path = "bf16";
+  rsim::MatmulPlan plan;
+  plan.devices = 2;
+  plan.shard = rsim::MatmulSharding::contract;
+  plan.network = "ici";
+  const auto result = rsim::analyze_matmul(shape, rsim::test::preset_roofs("tpu_v5e"), plan);
+  const rsim::RooflineChart chart = rsim::roofline_of_matmul(result);
+  REQUIRE(chart.points.size() == 2);
+  CHECK(chart.points[1].intensity == Approx(4096.0));
+  CHECK(chart.points[1].bound == rsim::Bound::network);
+  CHECK(chart.points[1].intensity < 1.97e14 / 4.5e10);
+  CHECK(chart.points[1].label == "matmul: 4096 FLOP per ici byte sent");
 }

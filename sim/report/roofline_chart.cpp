@@ -196,15 +196,25 @@ RooflineChart roofline_of_matmul(const MatmulResult& result) {
   chart.title = fmt::format("X[{}, {}]·W[{}, {}] on {}", shape.batch, shape.contract,
                             shape.contract, shape.out, result.roofs.hardware);
   chart.subtitle = fmt::format(
-      "mode {} · {} path · {} per device · lower bound {} ({}-bound)", result.roofs.mode,
+      "mode {} · {} path · {} · lower bound {} ({}-bound)", result.roofs.mode,
       result.op.compute_path,
-      result.plan.devices > 1 ? fmt::format("{} devices", result.plan.devices)
+      result.plan.devices > 1 ? fmt::format("per device of {}, split over {}", result.plan.devices,
+                                            to_string(result.plan.shard))
                               : std::string("one device"),
       format_quantity(result.t_lower.si(), Dimension::seconds), to_string(result.bound));
   const OpCost& cost = result.cost;
+  constexpr double kMatmulRadius = 9.0;
   if (cost.flops.si() > 0.0 && cost.bytes.si() > 0.0) {
-    chart.points.push_back({fmt::format("matmul {:.4g} FLOP/B", cost.intensity), cost.intensity,
-                            cost.flops.si() / result.t_lower.si(), 1.0, result.bound, false});
+    chart.points.push_back({fmt::format("matmul: {:.4g} FLOP per DRAM byte", cost.intensity),
+                            cost.intensity, cost.flops.si() / result.t_lower.si(), 1.0,
+                            result.bound, false, kMatmulRadius});
+  }
+  if (result.collective_cost && result.collective_cost->bytes_per_device.si() > 0.0) {
+    const double intensity = cost.flops.si() / result.collective_cost->bytes_per_device.si();
+    chart.points.push_back(
+        {fmt::format("matmul: {:.4g} FLOP per {} byte sent", intensity, result.plan.network),
+         intensity, cost.flops.si() / result.t_lower.si(), 1.0, result.bound, false,
+         kMatmulRadius});
   }
   return chart;
 }
@@ -223,7 +233,8 @@ void add_measured(RooflineChart& chart, const std::vector<KernelOnRoofs>& kernel
     chart.points.push_back(
         {fmt::format("{} ({} of DRAM)", name, percent(kernel.dram_fraction)), kernel.intensity,
          kernel.achieved.si(), 0.0,
-         kernel.compute_fraction > kernel.dram_fraction ? Bound::compute : Bound::memory, true});
+         kernel.compute_fraction > kernel.dram_fraction ? Bound::compute : Bound::memory, true,
+         6.0});
   }
   if (skipped > 0) {
     chart.notes.push_back(fmt::format(
@@ -353,7 +364,9 @@ RooflineLayout layout_roofline(const RooflineChart& chart, std::size_t max_label
 
   for (const ChartPoint& point : chart.points) {
     // Area ∝ share of time: r = 4 px + 24 px · √share (a 25 % op gets 16 px).
-    layout.radius.push_back(point.measured ? 6.0 : 4.0 + 24.0 * std::sqrt(point.share));
+    layout.radius.push_back(point.radius_px > 0.0 ? point.radius_px
+                            : point.measured      ? 6.0
+                                                  : 4.0 + 24.0 * std::sqrt(point.share));
   }
   // Labels: measured kernels first (the user's own data), then ops by share (≥ 0.5 %).
   std::vector<std::size_t> order(chart.points.size());
@@ -606,6 +619,9 @@ void draw_legend(SvgDocument& svg, const RooflineChart& chart, const RooflineLay
                                         [](const ChartPoint& point) { return point.measured; });
   const bool any_ops = std::any_of(chart.points.begin(), chart.points.end(),
                                    [](const ChartPoint& point) { return !point.measured; });
+  const bool any_sized = std::any_of(
+      chart.points.begin(), chart.points.end(),
+      [](const ChartPoint& point) { return !point.measured && point.radius_px == 0.0; });
   if (any_ops) {
     heading("ops: colour = bound");
     constexpr std::array<const char*, 3> kBoundNames{"compute-bound", "memory-bound",
@@ -618,10 +634,10 @@ void draw_legend(SvgDocument& svg, const RooflineChart& chart, const RooflineLay
     }
   }
   if (any_measured) {
-    draw_marker(svg, x + 9.0, y, 6.0, ChartPoint{"", 1.0, 1.0, 0.0, Bound::memory, true});
+    draw_marker(svg, x + 9.0, y, 6.0, ChartPoint{"", 1.0, 1.0, 0.0, Bound::memory, true, 6.0});
     entry("measured kernel (ncu)");
   }
-  if (any_ops) {
+  if (any_sized) {
     y += 6.0;
     heading("area = share of time");
     for (double share : {0.01, 0.1, 0.3}) {

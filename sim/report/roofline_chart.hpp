@@ -35,6 +35,7 @@ struct ChartPoint {
   double share = 0.0;       ///< fraction of the run's lower-bound time (sets the area)
   Bound bound = Bound::memory;
   bool measured = false;
+  double radius_px = 0.0;  ///< a fixed size (a lone matmul); 0: sized by share
 };
 
 /// Everything a roofline chart shows, independent of how it is drawn (SVG or text).
@@ -54,7 +55,8 @@ RooflineChart roofline_of_roofs(const Roofs& roofs, std::string_view path_in_pla
 /// (Σ FLOPs / Σ bytes, Σ FLOPs / Σ lower-bound time). Ops without DRAM bytes or FLOPs cannot sit
 /// on log axes and are counted in a note.
 RooflineChart roofline_of_run(const RunResult& run);
-/// One matmul (`rsim matmul`).
+/// One matmul (`rsim matmul`); split over devices, a second point at its network intensity
+/// (FLOPs per byte each device sends), against the network slopes.
 RooflineChart roofline_of_matmul(const MatmulResult& result);
 /// Adds measured kernels as points (seed 000 §5.2).
 void add_measured(RooflineChart& chart, const std::vector<KernelOnRoofs>& kernels);
