@@ -61,17 +61,30 @@ double map(const Axis& axis, double value) {
   return std::visit([&](const auto& a) { return a.to_pixel(value); }, axis);
 }
 
+// A log axis spans the data with a 10 % margin (decade ticks inside); a linear one starts at 0.
 Axis make_axis(double low, double high, bool log, double pixel_low, double pixel_high) {
   if (log) {
-    return LogAxis{std::pow(10.0, std::floor(std::log10(low))),
-                   std::pow(10.0, std::ceil(std::log10(high))), pixel_low, pixel_high};
+    return LogAxis{low / 1.1, high * 1.1, pixel_low, pixel_high};
   }
   return LinearAxis{0.0, nice_ceiling(high), pixel_low, pixel_high};
 }
 
 std::vector<double> ticks(const Axis& axis) {
   if (const auto* log = std::get_if<LogAxis>(&axis)) {
-    return log->decades();
+    if (log->decades().size() >= 3) {
+      return log->decades();
+    }
+    // Under three decades, 1-2-5 steps so the axis has enough labels.
+    std::vector<double> result;
+    for (double decade = std::pow(10.0, std::floor(std::log10(log->low))); decade <= log->high;
+         decade *= 10.0) {
+      for (double step : {1.0, 2.0, 5.0}) {
+        if (decade * step >= log->low && decade * step <= log->high) {
+          result.push_back(decade * step);
+        }
+      }
+    }
+    return result;
   }
   return std::get<LinearAxis>(axis).ticks();
 }
@@ -84,7 +97,7 @@ std::string tick_label(double value, bool time) {
 
 std::string render_series_svg(const SeriesChart& chart) {
   const Box plot{90.0, 80.0, 640.0, 420.0};
-  SvgDocument svg(plot.right() + 200.0, plot.bottom() + 70.0);
+  SvgDocument svg(plot.right() + 240.0, plot.bottom() + 70.0);
   double x_low = 1e300;
   double x_high = 0.0;
   double y_low = 1e300;
@@ -114,6 +127,11 @@ std::string render_series_svg(const SeriesChart& chart) {
   }
   svg.text(plot.x + plot.width / 2.0, plot.bottom() + 44.0, chart.x_label,
            R"(font-size="13" text-anchor="middle" fill="#222")");
+  const double middle = plot.y + plot.height / 2.0;
+  svg.text(24.0, middle, "time",
+           fmt::format(R"svg(font-size="13" text-anchor="middle" fill="#222" )svg"
+                       R"svg(transform="rotate(-90 {:.2f} {:.2f})")svg",
+                       24.0, middle));
   double legend_y = plot.y + 10.0;
   for (std::size_t index = 0; index < chart.series.size(); ++index) {
     const Series& series = chart.series[index];
@@ -138,14 +156,16 @@ std::string render_series_svg(const SeriesChart& chart) {
     svg.text(plot.right() + 46.0, legend_y + 4.0, series.name, R"(font-size="12" fill="#222")");
     legend_y += 20.0;
   }
-  svg.text(plot.right() + 16.0, legend_y + 8.0, "band: lower (solid) … upper (dashed)",
+  svg.text(plot.right() + 16.0, legend_y + 8.0, "band: lower (solid) …",
+           R"(font-size="11" fill="#555")");
+  svg.text(plot.right() + 16.0, legend_y + 22.0, "upper bound (dashed)",
            R"(font-size="11" fill="#555")");
   for (const Crossover& crossover : find_crossovers(chart)) {
     const double x = map(x_axis, crossover.x);
     const double y = map(y_axis, crossover.time_s);
     svg.circle(x, y, 5.0, R"(fill="#fff" stroke="#111" stroke-width="2")");
     svg.text(x + 8.0, y - 8.0, fmt::format("crossover at {}", format_count(crossover.x)),
-             R"(font-size="11.5" fill="#111")");
+             R"(font-size="11.5" fill="#111" stroke="#fff" stroke-width="3" paint-order="stroke")");
   }
   return svg.str();
 }
