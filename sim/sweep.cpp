@@ -145,8 +145,8 @@ class CrossoverFinder {
     }
   }
 
-  std::vector<Crossover> find() {
-    std::vector<Crossover> found;
+  std::vector<SweepCrossover> find() {
+    std::vector<SweepCrossover> found;
     if (!x_axis_) {
       return found;
     }
@@ -214,7 +214,7 @@ class CrossoverFinder {
 
   // Bisects (low, high] for the first valid value where `holds` is true of the rows' points;
   // fills the crossover's value and the points just before and at it.
-  void locate(Crossover& crossover, const std::vector<std::vector<std::string>>& rows,
+  void locate(SweepCrossover& crossover, const std::vector<std::vector<std::string>>& rows,
               std::int64_t low, std::int64_t high,
               const std::function<bool(const std::vector<SweepPoint>&)>& holds,
               std::vector<SweepPoint>& before, std::vector<SweepPoint>& after) const {
@@ -240,7 +240,8 @@ class CrossoverFinder {
   }
 
   // Along one series: where the bound changes between two neighbouring grid values.
-  void roof_changes(const std::vector<const SweepPoint*>& line, std::vector<Crossover>& found) {
+  void roof_changes(const std::vector<const SweepPoint*>& line,
+                    std::vector<SweepCrossover>& found) {
     for (std::size_t index = 1; index < line.size(); ++index) {
       const SweepPoint& previous = *line[index - 1];
       const SweepPoint& next = *line[index];
@@ -249,7 +250,7 @@ class CrossoverFinder {
       if (from == to) {
         continue;
       }
-      Crossover crossover;
+      SweepCrossover crossover;
       crossover.what = fmt::format("{} → {}", from, to);
       crossover.fixed = key_without(previous.values, {*x_axis_});
       std::vector<SweepPoint> before;
@@ -267,7 +268,7 @@ class CrossoverFinder {
   }
 
   // Between series: where the fastest series changes between neighbouring grid values.
-  void winner_changes(std::vector<Crossover>& found) {
+  void winner_changes(std::vector<SweepCrossover>& found) {
     std::map<std::vector<std::string>, std::vector<const SweepPoint*>> columns;
     for (const SweepPoint& point : result_.points) {
       if (point.evaluated && point.error.empty()) {
@@ -293,7 +294,7 @@ class CrossoverFinder {
         if (old_series == new_series) {
           continue;
         }
-        Crossover crossover;
+        SweepCrossover crossover;
         crossover.what = fmt::format("{} → {} fastest", old_series, new_series);
         crossover.fixed = key_without(key, {*series_axis_});
         std::vector<std::string> new_values = old_winner.values;

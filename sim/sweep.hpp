@@ -37,7 +37,7 @@ struct SweepPoint {
 
 /// The point where the fastest of two series swaps along a numeric axis, or where one series
 /// changes its bound; found by bisection on the cost model between two grid values.
-struct Crossover {
+struct SweepCrossover {
   std::string what;                ///< "bf16 → fp8 fastest", "memory → compute"
   std::vector<std::string> fixed;  ///< the values of the other axes ("" for the swept ones)
   std::int64_t at = 0;             ///< the first integer value where the new order holds
@@ -52,7 +52,7 @@ struct SweepResult {
   std::string scenario;
   std::vector<SweepAxis> axes;
   std::vector<SweepPoint> points;  ///< the cartesian grid, the last axis fastest
-  std::vector<Crossover> crossovers;
+  std::vector<SweepCrossover> crossovers;
   std::int64_t threads = 1;
   bool cancelled = false;
 };

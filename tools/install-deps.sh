@@ -3,7 +3,8 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build clang-format
           libyaml-cpp-dev libeigen3-dev libboost-graph-dev libtbb-dev
-          catch2 libfmt-dev nlohmann-json3-dev libcli11-dev)
+          catch2 libfmt-dev nlohmann-json3-dev libcli11-dev
+          librsvg2-bin chromium)  # the last two render the charts and the HTML report in tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

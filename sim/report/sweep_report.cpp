@@ -19,7 +19,7 @@ std::string roof_of(const Totals& totals) {
              : std::string(to_string(totals.bound));
 }
 
-std::string fixed_values(const SweepResult& result, const Crossover& crossover) {
+std::string fixed_values(const SweepResult& result, const SweepCrossover& crossover) {
   std::vector<std::string> parts;
   for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
     if (!crossover.fixed[axis].empty()) {
@@ -116,7 +116,7 @@ void write_sweep_text(std::ostream& out, const SweepResult& result) {
                        {"before"},
                        {"after"},
                        {"evaluations"}});
-  for (const Crossover& crossover : result.crossovers) {
+  for (const SweepCrossover& crossover : result.crossovers) {
     crossings.add_row({crossover.what, fixed_values(result, crossover),
                        fmt::format("{}", crossover.at), seconds(crossover.t_before),
                        seconds(crossover.t_after), fmt::format("{}", crossover.evaluations)});
@@ -134,7 +134,7 @@ nlohmann::ordered_json sweep_to_json(const SweepResult& result) {
     points.push_back(point_record(result, point));
   }
   Json crossovers = Json::array();
-  for (const Crossover& crossover : result.crossovers) {
+  for (const SweepCrossover& crossover : result.crossovers) {
     crossovers.push_back(Json{{"change", crossover.what},
                               {"fixed", fixed_values(result, crossover)},
                               {"at", crossover.at},

@@ -4,10 +4,15 @@
 #include "sim/analysis.hpp"
 #include "sim/error.hpp"
 #include "sim/presets.hpp"
+#include "sim/report/bar_chart.hpp"
 #include "sim/report/csv.hpp"
+#include "sim/report/html.hpp"
 #include "sim/report/json.hpp"
+#include "sim/report/measured_report.hpp"
+#include "sim/report/roofline_chart.hpp"
 #include "sim/report/sweep_report.hpp"
 #include "sim/report/text.hpp"
+#include "sim/report/text_chart.hpp"
 #include "sim/sweep.hpp"
 
 #include <CLI/CLI.hpp>
@@ -21,9 +26,11 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <unistd.h>
 
 namespace rsim {
@@ -45,6 +52,37 @@ int emit(const std::string& format, std::ostream& out, Json json, Csv csv, Text 
     text(out);
   }
   return kExitOk;
+}
+
+// Writes a chart or report file; a path that cannot be written is the user's to fix.
+void write_file(const std::string& flag, const std::string& path, const std::string& content) {
+  std::ofstream file(path);
+  file << content;
+  if (!file) {
+    throw InputError(fmt::format("{} {}: cannot write the file", flag, path));
+  }
+}
+
+// --plot FILE writes the SVG; --plot - prints the text chart instead of the report (true).
+template <class Svg, class Text>
+bool plot(const std::string& target, std::ostream& out, Svg svg, Text text) {
+  if (target == "-") {
+    out << text();
+    return true;
+  }
+  if (!target.empty()) {
+    write_file("--plot", target, svg());
+  }
+  return false;
+}
+
+template <class Html>
+void write_html(const std::string& target, Html html) {
+  if (!target.empty()) {
+    std::ostringstream document;
+    html(document);
+    write_file("--html", target, document.str());
+  }
 }
 
 struct RoofOptions {
@@ -112,6 +150,8 @@ struct ScenarioOptions {
   std::string precision;
   std::string plan;
   std::string variant;
+  std::string plot;  ///< whatif, compare: stacked bars
+  std::string html;
 };
 
 void add_scenario_options(CLI::App& command, ScenarioOptions& options) {
@@ -123,6 +163,14 @@ void add_scenario_options(CLI::App& command, ScenarioOptions& options) {
   command.add_option("--precision", options.precision,
                      "Use a precision policy: bf16, fp16, int8_weights, int8, fp8, fp4, nvfp4, "
                      "int4_weights");
+}
+
+void add_runs_chart_options(CLI::App& command, ScenarioOptions& options) {
+  command.add_option("--plot", options.plot,
+                     "Write stacked bars of ΣT_math / ΣT_mem / ΣT_net per plan or variant as SVG "
+                     "to FILE (- draws them as text instead of the report)");
+  command.add_option("--html", options.html,
+                     "Write a self-contained HTML report (tables, bars, the baseline's roofline)");
 }
 
 ScenarioOverrides scenario_overrides(const ScenarioOptions& options) {
@@ -153,7 +201,27 @@ struct RunOptions {
   ScenarioOptions scenario;
   std::string explain;
   std::size_t top = 15;
+  std::string plot;
+  std::string html;
+  std::string measured;
+  std::vector<std::string> matches;
 };
+
+std::vector<KernelOnRoofs> measured_kernels(const std::string& csv,
+                                            const std::vector<std::string>& match_texts,
+                                            const Roofs& roofs, const RunResult* run) {
+  std::vector<KernelMatch> matches;
+  for (const std::string& text : match_texts) {
+    matches.push_back(parse_kernel_match(text));
+  }
+  if (csv.empty()) {
+    if (!matches.empty()) {
+      throw InputError("--match needs --measured KERNELS.csv");
+    }
+    return {};
+  }
+  return place_kernels(load_ncu_csv(csv), roofs, run, matches, csv);
+}
 
 int run_command(const RunOptions& options, std::ostream& out) {
   const RunResult result =
@@ -180,10 +248,43 @@ int run_command(const RunOptions& options, std::ostream& out) {
     }
     return kExitOk;
   }
+  const std::vector<KernelOnRoofs> kernels =
+      measured_kernels(options.measured, options.matches, result.roofs, &result);
+  write_html(options.html, [&](std::ostream& stream) { write_run_html(stream, result, kernels); });
+  RooflineChart chart = roofline_of_run(result);
+  add_measured(chart, kernels);
+  if (plot(
+          options.plot, out, [&] { return render_roofline_svg(chart); },
+          [&] { return render_roofline_text(chart); })) {
+    return kExitOk;
+  }
   return emit(
-      options.scenario.roofs.format, out, [&] { return run_to_json(result); },
+      options.scenario.roofs.format, out,
+      [&] {
+        nlohmann::ordered_json json = run_to_json(result);
+        if (!options.measured.empty()) {
+          json["measured"] = measured_to_json(kernels);
+        }
+        return json;
+      },
       [&](std::ostream& stream) { write_run_csv(stream, result); },
-      [&](std::ostream& stream) { write_run_text(stream, result, TextOptions{options.top}); });
+      [&](std::ostream& stream) {
+        write_run_text(stream, result, TextOptions{options.top});
+        if (!kernels.empty()) {
+          stream << '\n';
+          write_measured_text(stream, kernels, result.roofs);
+        }
+      });
+}
+
+// --plot and --html of whatif and compare; true when the text chart replaced the report.
+bool runs_charts(const ScenarioOptions& options, const std::vector<RunResult>& runs,
+                 const std::string& title, std::ostream& out) {
+  write_html(options.html, [&](std::ostream& stream) { write_runs_html(stream, runs, title); });
+  const StackedBars bars = bars_of_runs(runs, title);
+  return plot(
+      options.plot, out, [&] { return render_bars_svg(bars); },
+      [&] { return render_bars_text(bars); });
 }
 
 int whatif_command(const ScenarioOptions& options, std::ostream& out) {
@@ -199,6 +300,9 @@ int whatif_command(const ScenarioOptions& options, std::ostream& out) {
   std::vector<RunResult> runs;
   for (Scenario& scenario : scenarios) {
     runs.push_back(run_scenario(std::move(scenario), options));
+  }
+  if (runs_charts(options, runs, "What if: " + runs.front().scenario.name, out)) {
+    return kExitOk;
   }
   return emit(
       options.roofs.format, out, [&] { return whatif_to_json(runs); },
@@ -293,6 +397,9 @@ int compare_command(const ScenarioOptions& options, const std::vector<std::strin
     scenario.variant = "plan " + plan;
     runs.push_back(run_scenario(std::move(scenario), options));
   }
+  if (runs_charts(options, runs, "Plans: " + runs.front().scenario.name, out)) {
+    return kExitOk;
+  }
   return emit(
       options.roofs.format, out, [&] { return whatif_to_json(runs); },
       [&](std::ostream& stream) { write_whatif_csv(stream, runs); },
@@ -340,6 +447,7 @@ struct MatmulOptions {
   bool sharp = false;
   std::vector<std::string> tiles;
   bool explain = false;
+  std::string plot;
 };
 
 // "--tile smem=128,256,64" or "--tile 128,256,64" (the kernel's tier: smem or vmem).
@@ -415,6 +523,12 @@ int matmul_command(const MatmulOptions& options, std::ostream& out) {
   Roofs roofs = load_roofs(options.hardware, options.roofs);
   const TileChoices tiles = tile_options(options.tiles, roofs);
   const MatmulResult result = analyze_matmul(shape, std::move(roofs), plan, tiles);
+  const RooflineChart chart = roofline_of_matmul(result);
+  if (plot(
+          options.plot, out, [&] { return render_roofline_svg(chart); },
+          [&] { return render_roofline_text(chart); })) {
+    return kExitOk;
+  }
   return emit(
       options.roofs.format, out, [&] { return matmul_to_json(result); },
       [&](std::ostream& stream) { write_matmul_csv(stream, result); },
@@ -481,12 +595,45 @@ int collective_command(const CollectiveOptions& options, std::ostream& out) {
       [&](std::ostream& stream) { write_collective_text(stream, result); });
 }
 
-int roofs_command(const std::string& hardware, const RoofOptions& options, std::ostream& out) {
-  const Roofs roofs = load_roofs(hardware, options);
+struct RoofsOptions {
+  std::string hardware;
+  RoofOptions roofs;
+  std::string compute;
+  std::string plot;
+  std::string measured;
+};
+
+int roofs_command(const RoofsOptions& options, std::ostream& out) {
+  const Roofs roofs = load_roofs(options.hardware, options.roofs);
+  if (!options.compute.empty() && roofs.find_path(options.compute) == nullptr) {
+    throw InputError(fmt::format("--compute {}: no such compute path (paths: {})", options.compute,
+                                 roofs.path_names()));
+  }
+  const std::vector<KernelOnRoofs> kernels = measured_kernels(options.measured, {}, roofs, nullptr);
+  RooflineChart chart = roofline_of_roofs(roofs, options.compute);
+  add_measured(chart, kernels);
+  if (plot(
+          options.plot, out, [&] { return render_roofline_svg(chart); },
+          [&] { return render_roofline_text(chart); })) {
+    return kExitOk;
+  }
   return emit(
-      options.format, out, [&] { return roofs_to_json(roofs); },
+      options.roofs.format, out,
+      [&] {
+        nlohmann::ordered_json json = roofs_to_json(roofs);
+        if (!options.measured.empty()) {
+          json["measured"] = measured_to_json(kernels);
+        }
+        return json;
+      },
       [&](std::ostream& stream) { write_roofs_csv(stream, roofs); },
-      [&](std::ostream& stream) { write_roofs_text(stream, roofs); });
+      [&](std::ostream& stream) {
+        write_roofs_text(stream, roofs);
+        if (!kernels.empty()) {
+          stream << '\n';
+          write_measured_text(stream, kernels, roofs);
+        }
+      });
 }
 
 }  // namespace
@@ -507,6 +654,17 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   run->add_option("--explain", run_options.explain,
                   "Print one op's formulas with the numbers put in (e.g. prefix/layer/qkv_proj)");
   run->add_option("--top", run_options.top, "Rows in the top-ops table (0 = all)");
+  run->add_option("--plot", run_options.plot,
+                  "Write the roofline chart as SVG to FILE (- draws a text chart on stdout "
+                  "instead of the report)");
+  run->add_option("--html", run_options.html,
+                  "Write a self-contained HTML report: scenario, roofs, chart, sortable tables");
+  run->add_option("--measured", run_options.measured,
+                  "Place Nsight Compute kernels on the roofs: an ncu --csv export (long layout) "
+                  "with gpu__time_duration.sum, dram__bytes_read.sum, dram__bytes_write.sum");
+  run->add_option("--match", run_options.matches,
+                  "Give kernels whose name contains PATTERN the FLOPs of rsim op OP: "
+                  "PATTERN=OP, e.g. gemm_0=prefix/layer/gate_up_proj (repeatable)");
 
   ScenarioOptions whatif_options;
   CLI::App* whatif = app.add_subcommand(
@@ -515,6 +673,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   whatif->add_option("--variant", whatif_options.variant,
                      "Compare one variant with the baseline (default: all)");
   whatif->add_option("--plan", whatif_options.plan, "Use a plan preset on the scenario's mesh");
+  add_runs_chart_options(*whatif, whatif_options);
 
   ScenarioOptions compare_options;
   std::vector<std::string> compare_plans;
@@ -526,6 +685,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                    "A plan preset to compare against the scenario's own plan (repeatable): "
                    "data_parallel, megatron_tp, megatron_tp_dp, fsdp, shard_d, shard_batch")
       ->required();
+  add_runs_chart_options(*compare, compare_options);
 
   SweepOptionsCli sweep_options;
   CLI::App* sweep = app.add_subcommand(
@@ -560,11 +720,17 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   threshold->add_option("--max", threshold_options.high, "Search up to this value (default 2^24)")
       ->check(CLI::PositiveNumber);
 
-  std::string roofs_hardware;
-  RoofOptions roofs_options;
+  RoofsOptions roofs_options;
   CLI::App* roofs = app.add_subcommand("roofs", "Print a hardware's peaks, bandwidths and ridges");
-  roofs->add_option("HARDWARE", roofs_hardware, "Hardware preset or YAML file")->required();
-  add_roof_options(*roofs, roofs_options);
+  roofs->add_option("HARDWARE", roofs_options.hardware, "Hardware preset or YAML file")->required();
+  add_roof_options(*roofs, roofs_options.roofs);
+  roofs->add_option("--compute", roofs_options.compute,
+                    "The compute path in play: drawn bold with its ridges (e.g. fp8)");
+  roofs->add_option("--plot", roofs_options.plot,
+                    "Write the roofline chart as SVG to FILE (- draws a text chart instead)");
+  roofs->add_option("--measured", roofs_options.measured,
+                    "Place Nsight Compute kernels (ncu --csv export) on the roofs; their FLOPs "
+                    "come from the sm__sass_thread_inst_executed_op_* metrics");
 
   MatmulOptions matmul_options;
   CLI::App* matmul = app.add_subcommand(
@@ -604,6 +770,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   matmul->add_flag("--explain", matmul_options.explain,
                    "Print the FLOP, byte and per-tier traffic formulas with the numbers in");
   add_roof_options(*matmul, matmul_options.roofs);
+  matmul->add_option("--plot", matmul_options.plot,
+                     "Write the matmul on the roofline as SVG to FILE (- draws a text chart "
+                     "instead)");
 
   CollectiveOptions collective_options;
   CLI::App* collective =
@@ -659,7 +828,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       return run_command(run_options, out);
     }
     if (*roofs) {
-      return roofs_command(roofs_hardware, roofs_options, out);
+      return roofs_command(roofs_options, out);
     }
     if (*whatif) {
       return whatif_command(whatif_options, out);

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: MIT
+#include "sim/report/html.hpp"
+
+#include "sim/report/bar_chart.hpp"
+#include "sim/report/roofline_chart.hpp"
+#include "sim/report/svg.hpp"
+#include "sim/report/text.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <sstream>
+
+namespace rsim {
+namespace {
+
+constexpr const char* kStyle = R"css(
+body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; margin: 24px 32px; color: #222; }
+h1 { font-size: 22px; margin-bottom: 2px; } h2 { font-size: 17px; margin-top: 28px; }
+.sub { color: #666; margin-top: 0; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 3px 16px; }
+dt { font-weight: bold; } dd { margin: 0; }
+table { border-collapse: collapse; font-size: 13px; margin: 6px 0; }
+th, td { padding: 3px 9px; border-bottom: 1px solid #e4e4e4; }
+th { background: #f3f3f3; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.sortable th { cursor: pointer; user-select: none; }
+th[aria-sort="ascending"]::after { content: " \25B2"; }
+th[aria-sort="descending"]::after { content: " \25BC"; }
+.bound-compute { color: #d62728; } .bound-memory { color: #1f77b4; }
+.bound-network { color: #2ca02c; }
+figure { margin: 8px 0; } svg { max-width: 100%; height: auto; }
+pre { font-size: 12px; background: #f8f8f8; padding: 10px; overflow-x: auto; }
+)css";
+
+// Sorts a table.sortable by the clicked column (data-v holds the SI value of number cells).
+constexpr const char* kScript = R"js(
+(function () {
+  'use strict';
+  function key(cell, numeric) {
+    var value = cell.getAttribute('data-v');
+    if (value === null) { value = cell.textContent; }
+    return numeric ? parseFloat(value) : value.toLowerCase();
+  }
+  function sortTable(table, column, descending) {
+    var header = table.tHead.rows[0].cells[column];
+    if (!header) { return; }
+    var numeric = header.getAttribute('data-type') === 'num';
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = key(a.cells[column], numeric);
+      var y = key(b.cells[column], numeric);
+      if (x === y) { return 0; }
+      return (x < y) === descending ? 1 : -1;
+    });
+    rows.forEach(function (row) { body.appendChild(row); });
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+      th.removeAttribute('aria-sort');
+    });
+    header.setAttribute('aria-sort', descending ? 'descending' : 'ascending');
+  }
+  Array.prototype.forEach.call(document.querySelectorAll('table.sortable'), function (table) {
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, column) {
+      th.addEventListener('click', function () {
+        sortTable(table, column, th.getAttribute('aria-sort') !== 'descending');
+      });
+    });
+    table.setAttribute('data-sortable', 'ready');
+  });
+  var match = /^#sort=([\w-]+):(\d+)(:asc)?$/.exec(window.location.hash);
+  if (match) {
+    var table = document.getElementById(match[1]);
+    if (table) { sortTable(table, parseInt(match[2], 10), !match[3]); }
+  }
+})();
+)js";
+
+std::string esc(std::string_view text) { return escape_xml(text); }
+
+// A table: headers (a trailing '#' marks a numeric column), then rows of cells.
+struct Cell {
+  // Implicit from text: most cells of a row are plain text, written {name}.
+  Cell(std::string content) : text(std::move(content)) {}  // NOLINT(google-explicit-constructor)
+  Cell(std::string content, std::optional<double> sort_value, std::string css)
+      : text(std::move(content)), value(sort_value), css_class(std::move(css)) {}
+  std::string text;
+  std::optional<double> value;  // numeric cells: sorted by this SI value
+  std::string css_class;
+};
+
+Cell num(double value, std::string text) { return {std::move(text), value, "num"}; }
+Cell seconds(double time_s) { return num(time_s, format_quantity(time_s, Dimension::seconds)); }
+Cell bytes(double size) { return num(size, format_quantity(size, Dimension::bytes)); }
+Cell count(double value) { return num(value, format_count(value)); }
+Cell bound(Bound value) {
+  return {std::string(to_string(value)), std::nullopt, fmt::format("bound-{}", to_string(value))};
+}
+
+void write_table(std::ostream& out, const std::string& id, const std::vector<std::string>& headers,
+                 const std::vector<std::vector<Cell>>& rows) {
+  out << fmt::format("<table id=\"{}\" class=\"sortable\"><thead><tr>", id);
+  for (const std::string& header : headers) {
+    const bool numeric = header.ends_with('#');
+    out << fmt::format("<th{}>{}</th>", numeric ? " data-type=\"num\"" : "",
+                       esc(numeric ? header.substr(0, header.size() - 1) : header));
+  }
+  out << "</tr></thead><tbody>\n";
+  for (const auto& row : rows) {
+    out << "<tr>";
+    for (const Cell& cell : row) {
+      out << "<td";
+      if (!cell.css_class.empty()) {
+        out << fmt::format(" class=\"{}\"", cell.css_class);
+      }
+      if (cell.value) {
+        out << fmt::format(" data-v=\"{:.17g}\"", *cell.value);
+      }
+      out << '>' << esc(cell.text) << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</tbody></table>\n";
+}
+
+void open_document(std::ostream& out, const std::string& title, const std::string& subtitle) {
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      << fmt::format("<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n", esc(title), kStyle)
+      << fmt::format("<h1>{}</h1>\n<p class=\"sub\">{}</p>\n", esc(title), esc(subtitle));
+}
+
+void close_document(std::ostream& out) {
+  out << "<script>" << kScript << "</script>\n</body>\n</html>\n";
+}
+
+void write_roofs(std::ostream& out, const Roofs& roofs) {
+  out << "<section id=\"roofs\"><h2>Hardware roofs</h2>\n";
+  std::vector<std::vector<Cell>> compute;
+  for (const ComputePath& path : roofs.compute) {
+    compute.push_back({{path.name},
+                       num(path.peak.si(), format_quantity(path.peak.si(), Dimension::flop_rate)),
+                       {std::string(to_string(path.unit))},
+                       {path.provenance.derived.empty() ? path.provenance.source
+                                                        : "derived: " + path.provenance.derived}});
+  }
+  write_table(out, "compute-table", {"compute path", "peak#", "unit", "provenance"}, compute);
+  std::vector<std::vector<Cell>> tiers;
+  for (const MemoryTier& tier : roofs.memory) {
+    tiers.push_back({{tier.name},
+                     tier.bandwidth
+                         ? num(tier.bandwidth->si(),
+                               format_quantity(tier.bandwidth->si(), Dimension::byte_rate))
+                         : Cell{"(capacity only)", 0.0, "num"},
+                     bytes(tier.capacity.si() * static_cast<double>(tier.count))});
+  }
+  for (const NetworkTier& tier : roofs.network) {
+    tiers.push_back(
+        {{tier.name + " (network, one way)"},
+         num(tier.bandwidth.si(), format_quantity(tier.bandwidth.si(), Dimension::byte_rate)),
+         {"-"}});
+  }
+  write_table(out, "memory-table", {"tier", "bandwidth#", "capacity#"}, tiers);
+  std::vector<std::vector<Cell>> ridge_rows;
+  for (const Ridge& ridge : ridges(roofs)) {
+    ridge_rows.push_back({{ridge.path}, {ridge.tier}, count(ridge.flops_per_byte)});
+  }
+  write_table(out, "ridges-table", {"compute path", "tier", "ridge FLOP/B#"}, ridge_rows);
+  out << "</section>\n";
+}
+
+void write_scenario(std::ostream& out, const RunResult& run) {
+  const Scenario& scenario = run.scenario;
+  const Footprint& footprint = run.footprint;
+  out << "<section id=\"scenario\"><h2>Scenario</h2><dl>\n";
+  const auto item = [&](const std::string& term, const std::string& text) {
+    out << fmt::format("<dt>{}</dt><dd>{}</dd>\n", esc(term), esc(text));
+  };
+  item("hardware", fmt::format("{}, mode {}", run.roofs.hardware, run.roofs.mode));
+  item("model", fmt::format("{}: {} parameters", scenario.model.name,
+                            format_count(static_cast<double>(run.parameters.total()))));
+  item("workload", fmt::format("{}, batch {}", scenario.workload.phase, scenario.workload.batch));
+  item("precision", describe(scenario.precision));
+  item("plan", scenario.plan.devices() > 1
+                   ? fmt::format("{} on {} devices", scenario.plan.name, scenario.plan.devices())
+                   : std::string("one device"));
+  item("memory per device",
+       fmt::format("{} of {}: {}", format_quantity(footprint.total().si(), Dimension::bytes),
+                   format_quantity(footprint.capacity.si(), Dimension::bytes),
+                   footprint.fits() ? "fits" : "does not fit"));
+  const Totals& total = run.bounds.total;
+  item("bounds", fmt::format("{} lower (Σ per-op max) … {} upper (Σ per-op sum), {}-bound",
+                             format_quantity(total.t_lower.si(), Dimension::seconds),
+                             format_quantity(total.t_upper.si(), Dimension::seconds),
+                             to_string(total.bound)));
+  out << "</dl></section>\n";
+}
+
+std::vector<Cell> totals_cells(std::string label, const Totals& totals) {
+  return {{std::move(label)},           count(totals.flops.si()),     bytes(totals.bytes.si()),
+          seconds(totals.t_math.si()),  seconds(totals.t_mem.si()),   seconds(totals.t_net.si()),
+          seconds(totals.t_lower.si()), seconds(totals.t_upper.si()), bound(totals.bound)};
+}
+
+void write_stages(std::ostream& out, const RunResult& run) {
+  out << "<section id=\"stages\"><h2>Stages and blocks</h2>\n";
+  std::vector<std::vector<Cell>> rows;
+  for (const GroupBounds& stage : run.bounds.stages) {
+    rows.push_back(totals_cells(stage.stage, stage.totals));
+  }
+  for (const GroupBounds& block : run.bounds.blocks) {
+    rows.push_back(totals_cells(block.stage + "/" + block.block, block.totals));
+  }
+  write_table(out, "stages-table",
+              {"stage", "FLOPs#", "DRAM bytes#", "ΣT_math#", "ΣT_mem#", "ΣT_net#", "lower#",
+               "upper#", "bound"},
+              rows);
+  out << "</section>\n";
+}
+
+void write_ops(std::ostream& out, const RunResult& run) {
+  out << "<section id=\"ops\"><h2>Ops</h2><p class=\"sub\">Per instance, then × count; "
+         "click a header to sort.</p>\n";
+  std::vector<std::vector<Cell>> rows;
+  const double total = run.bounds.total.t_lower.si();
+  for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+    const Op& op = run.graph.op(run.table.order[row]);
+    const OpCost& cost = run.table.costs[row];
+    const double instances = run.table.counts(static_cast<Eigen::Index>(row));
+    const double lower = cost.t_lower.si() * instances;
+    rows.push_back({{op.qualified_name()},
+                    count(static_cast<double>(op.count)),
+                    count(cost.flops.si()),
+                    bytes(cost.bytes.si()),
+                    num(cost.intensity, fmt::format("{:.4g}", cost.intensity)),
+                    seconds(cost.t_math.si()),
+                    seconds(cost.t_mem.si()),
+                    seconds(cost.t_net.si()),
+                    bound(cost.bound),
+                    seconds(lower),
+                    num(lower / total, fmt::format("{:.1f} %", 100.0 * lower / total)),
+                    {describe_critical(run.critical[row])}});
+  }
+  write_table(out, "ops-table",
+              {"op", "count#", "FLOPs#", "bytes#", "FLOP/B#", "T_math#", "T_mem#", "T_net#",
+               "bound", "lower × count#", "share#", "crit. tokens"},
+              rows);
+  out << "</section>\n";
+}
+
+void write_measured(std::ostream& out, const std::vector<KernelOnRoofs>& kernels) {
+  out << "<section id=\"measured\"><h2>Measured kernels (Nsight Compute)</h2>\n";
+  std::vector<std::vector<Cell>> rows;
+  for (const KernelOnRoofs& kernel : kernels) {
+    rows.push_back(
+        {{kernel.kernel.name},
+         {kernel.flops_source},
+         count(kernel.flops.si()),
+         bytes(kernel.kernel.dram_bytes.si()),
+         seconds(kernel.kernel.duration.si()),
+         num(kernel.intensity, fmt::format("{:.4g}", kernel.intensity)),
+         num(kernel.achieved.si(), format_quantity(kernel.achieved.si(), Dimension::flop_rate)),
+         num(kernel.dram_fraction, fmt::format("{:.1f} %", 100.0 * kernel.dram_fraction)),
+         {kernel.compute_path},
+         num(kernel.compute_fraction, fmt::format("{:.1f} %", 100.0 * kernel.compute_fraction))});
+  }
+  write_table(out, "measured-table",
+              {"kernel", "FLOPs from", "FLOPs#", "DRAM bytes#", "duration#", "FLOP/B#", "achieved#",
+               "% of DRAM#", "roof", "% of roof#"},
+              rows);
+  out << "</section>\n";
+}
+
+}  // namespace
+
+void write_run_html(std::ostream& out, const RunResult& run,
+                    const std::vector<KernelOnRoofs>& kernels) {
+  RooflineChart chart = roofline_of_run(run);
+  add_measured(chart, kernels);
+  open_document(out, chart.title, fmt::format("rsim report · {}", run.scenario.file));
+  write_scenario(out, run);
+  out << "<section id=\"chart\"><h2>Roofline</h2><figure>\n"
+      << render_roofline_svg(chart) << "</figure></section>\n";
+  write_stages(out, run);
+  write_ops(out, run);
+  if (!kernels.empty()) {
+    write_measured(out, kernels);
+  }
+  write_roofs(out, run.roofs);
+  std::ostringstream text;
+  write_run_text(text, run, TextOptions{0});
+  out << "<section id=\"text\"><h2>Text report</h2><details><summary>rsim run</summary><pre>"
+      << esc(text.str()) << "</pre></details></section>\n";
+  close_document(out);
+}
+
+void write_runs_html(std::ostream& out, const std::vector<RunResult>& runs,
+                     const std::string& title) {
+  const RunResult& baseline = runs.front();
+  open_document(out, title, fmt::format("rsim report · {}", baseline.scenario.file));
+  write_scenario(out, baseline);
+  out << "<section id=\"bars\"><h2>Time per plan or variant</h2><figure>\n"
+      << render_bars_svg(bars_of_runs(runs, title)) << "</figure>\n";
+  std::vector<std::vector<Cell>> rows;
+  for (const RunResult& run : runs) {
+    const Totals& totals = run.bounds.total;
+    const Precision& precision = run.scenario.precision;
+    rows.push_back({{run.scenario.variant.empty() ? "baseline" : run.scenario.variant},
+                    {fmt::format("{} · {}", run.roofs.hardware, run.roofs.mode)},
+                    {run.scenario.plan.devices() > 1 ? fmt::format("{} ×{}", run.scenario.plan.name,
+                                                                   run.scenario.plan.devices())
+                                                     : std::string("single")},
+                    {fmt::format("{}/{}/{} → {}", to_string(precision.weights),
+                                 to_string(precision.activations), to_string(precision.kv_cache),
+                                 precision.compute)},
+                    count(static_cast<double>(run.scenario.workload.batch)),
+                    seconds(totals.t_math.si()),
+                    seconds(totals.t_mem.si()),
+                    seconds(totals.t_net.si()),
+                    seconds(totals.t_lower.si()),
+                    seconds(totals.t_upper.si()),
+                    bound(totals.bound),
+                    bytes(run.footprint.weights.si()),
+                    {run.footprint.fits() ? "yes" : "no"}});
+  }
+  write_table(
+      out, "runs-table",
+      {"variant", "hardware · mode", "plan", "precision (W/A/KV → path)", "batch#", "ΣT_math#",
+       "ΣT_mem#", "ΣT_net#", "lower#", "upper#", "bound", "weights/device#", "fits"},
+      rows);
+  out << "</section>\n<section id=\"chart\"><h2>Roofline of the baseline</h2><figure>\n"
+      << render_roofline_svg(roofline_of_run(baseline)) << "</figure></section>\n";
+  write_roofs(out, baseline.roofs);
+  std::ostringstream text;
+  write_whatif_text(text, runs);
+  out << "<section id=\"text\"><h2>Text report</h2><details><summary>rsim</summary><pre>"
+      << esc(text.str()) << "</pre></details></section>\n";
+  close_document(out);
+}
+
+}  // namespace rsim

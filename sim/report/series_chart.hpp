@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rsim {
+
+/// One plan or variant over a swept parameter: time bounds at each x.
+struct Series {
+  std::string name;
+  std::vector<double> x;        ///< the swept parameter, ascending
+  std::vector<double> lower_s;  ///< lower bound (full overlap) at each x
+  std::vector<double> upper_s;  ///< upper bound (no overlap) at each x
+};
+
+/// Time against a swept parameter for several plans: a band from lower to upper per series.
+/// Generic on purpose: a sweep fills it (batch, seq_len, devices ...).
+struct SeriesChart {
+  std::string title;
+  std::string subtitle;
+  std::string x_label;  ///< e.g. "batch (sequences)"
+  bool log_x = false;
+  bool log_y = false;
+  std::vector<Series> series;
+};
+
+/// Where the lower bounds of two series cross: between two samples whose difference changes
+/// sign, at the root of the linear interpolation (in log space on a log axis).
+struct Crossover {
+  std::size_t first = 0;  ///< series indices
+  std::size_t second = 0;
+  double x = 0.0;
+  double time_s = 0.0;
+};
+
+/// Every crossover of every pair of series (the series must share their x values).
+std::vector<Crossover> find_crossovers(const SeriesChart& chart);
+
+/// The chart as a standalone SVG document: bands, lower (solid) and upper (dashed) lines,
+/// crossovers marked and labelled with their x.
+std::string render_series_svg(const SeriesChart& chart);
+
+}  // namespace rsim

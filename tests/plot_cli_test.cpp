@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+#include "cli.hpp"
+#include "test_paths.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+struct Outcome {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+Outcome rsim_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "rsim");
+  std::vector<const char*> argv;
+  for (const std::string& arg : args) {
+    argv.push_back(arg.c_str());
+  }
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = rsim::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string source(const std::string& relative) {
+  return rsim::test::source_path(relative).string();
+}
+
+std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A fresh directory for a test's output files.
+std::filesystem::path scratch(const std::string& name) {
+  const auto path = std::filesystem::temp_directory_path() / ("rsim_plot_test_" + name);
+  std::filesystem::remove_all(path);
+  std::filesystem::create_directories(path);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("rsim run --plot and --html write the chart and the report", "[cli][roofline]") {
+  const auto dir = scratch("run");
+  const auto svg = dir / "pi05.svg";
+  const auto html = dir / "pi05.html";
+  const Outcome outcome = rsim_cli(
+      {"run", source("scenarios/pi05_thor.yaml"), "--plot", svg.string(), "--html", html.string()});
+  REQUIRE(outcome.code == 0);
+  CHECK(outcome.out.find("Stages") != std::string::npos);  // the report still prints
+  CHECK(read(svg).rfind("<svg xmlns=", 0) == 0);
+  CHECK(read(html).find("<table id=\"ops-table\"") != std::string::npos);
+}
+
+TEST_CASE("plot to stdout (--plot -) draws a text chart instead of the report", "[cli][roofline]") {
+  const Outcome run = rsim_cli({"run", source("scenarios/pi05_thor.yaml"), "--plot", "-"});
+  REQUIRE(run.code == 0);
+  CHECK(run.out.find("fp8 · int8  517 TFLOP/s") != std::string::npos);
+  CHECK(run.out.find("Stages") == std::string::npos);
+  const Outcome roofs = rsim_cli({"roofs", "thor_t5000", "--compute", "fp8", "--plot", "-"});
+  REQUIRE(roofs.code == 0);
+  CHECK(roofs.out.find("=====") != std::string::npos);  // the roof in play
+  const Outcome matmul = rsim_cli({"matmul", "--hardware", "tpu_v5e", "--b", "256", "--d", "8192",
+                                   "--f", "8192", "--plot", "-"});
+  REQUIRE(matmul.code == 0);
+  CHECK(matmul.out.find("A matmul") != std::string::npos);
+  const Outcome compare = rsim_cli(
+      {"compare", source("scenarios/llama3_70b_tp8_h100.yaml"), "--plan", "fsdp", "--plot", "-"});
+  REQUIRE(compare.code == 0);
+  CHECK(compare.out.find("plan fsdp (fsdp ×8)") != std::string::npos);
+  CHECK(compare.out.find("| lower bound") != std::string::npos);
+}
+
+TEST_CASE("rsim compare and whatif write bars and an HTML report", "[cli][bars]") {
+  const auto dir = scratch("compare");
+  const Outcome compare =
+      rsim_cli({"compare", source("scenarios/llama3_70b_tp8_h100.yaml"), "--plan", "fsdp", "--plot",
+                (dir / "bars.svg").string(), "--html", (dir / "plans.html").string()});
+  REQUIRE(compare.code == 0);
+  CHECK(read(dir / "bars.svg").find("ΣT_net") != std::string::npos);
+  CHECK(read(dir / "plans.html").find("<table id=\"runs-table\"") != std::string::npos);
+  const Outcome whatif = rsim_cli(
+      {"whatif", source("scenarios/pi05_thor.yaml"), "--html", (dir / "whatif.html").string()});
+  REQUIRE(whatif.code == 0);
+  CHECK(read(dir / "whatif.html").find("nvfp4") != std::string::npos);
+}
+
+TEST_CASE("rsim run --measured adds the kernels to the report and the JSON", "[cli][measured]") {
+  const Outcome outcome = rsim_cli({"run", source("scenarios/pi05_thor.yaml"), "--measured",
+                                    source("tests/data/ncu/thor_kernels.csv"), "--match",
+                                    "gate_up=prefix/layer/gate_up_proj", "--format", "json"});
+  REQUIRE(outcome.code == 0);
+  const auto json = nlohmann::json::parse(outcome.out);
+  REQUIRE(json["measured"].size() == 3);
+  // 68.25 MB in 500 µs = 136.5 GB/s, half of Thor's 273 GB/s.
+  CHECK(json["measured"][0]["dram_fraction"].get<double>() == Approx(0.5));
+  const Outcome roofs =
+      rsim_cli({"roofs", "thor_t5000", "--measured", source("tests/data/ncu/thor_kernels.csv")});
+  REQUIRE(roofs.code == 0);
+  CHECK(roofs.out.find("rmsnorm_kernel<float, 2048>") != std::string::npos);
+}
+
+TEST_CASE("plot and measured-kernel input errors exit 2 with a message", "[cli][measured]") {
+  const std::string pi05 = source("scenarios/pi05_thor.yaml");
+  const Outcome bad_csv =
+      rsim_cli({"roofs", "thor_t5000", "--measured", source("tests/data/ncu/bad_unit.csv")});
+  CHECK(bad_csv.code == 2);
+  CHECK(bad_csv.err.find("bad_unit.csv:5: error: gpu__time_duration.sum: unknown unit") !=
+        std::string::npos);
+  const Outcome match_alone = rsim_cli({"run", pi05, "--match", "gemm=q_proj"});
+  CHECK(match_alone.code == 2);
+  CHECK(match_alone.err.find("--match needs --measured") != std::string::npos);
+  const Outcome path = rsim_cli({"roofs", "thor_t5000", "--compute", "fp64"});
+  CHECK(path.code == 2);
+  CHECK(path.err.find("--compute fp64: no such compute path") != std::string::npos);
+  const Outcome unwritable = rsim_cli({"run", pi05, "--plot", "/nonexistent-dir/chart.svg"});
+  CHECK(unwritable.code == 2);
+  CHECK(unwritable.err.find("--plot /nonexistent-dir/chart.svg: cannot write the file") !=
+        std::string::npos);
+}

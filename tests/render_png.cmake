@@ -1,0 +1,30 @@
+# Renders the π0.5 roofline chart with a real SVG renderer (librsvg's rsvg-convert) and checks the
+# PNG: the signature, the size of the SVG canvas (1180 × 720) and enough bytes to hold a drawing
+# (a blank 1180 × 720 PNG compresses to a few kB).
+# Arguments: -DRSIM=… -DRSVG=… -DSCENARIO=… -DOUT_DIR=…
+file(MAKE_DIRECTORY ${OUT_DIR})
+set(svg ${OUT_DIR}/pi05_thor_roofline.svg)
+set(png ${OUT_DIR}/pi05_thor_roofline.png)
+file(REMOVE ${svg} ${png})
+execute_process(COMMAND ${RSIM} run ${SCENARIO} --plot ${svg} RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "rsim run --plot failed (${rc})")
+endif()
+execute_process(COMMAND ${RSVG} ${svg} -o ${png} RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT err STREQUAL "")
+  message(FATAL_ERROR "rsvg-convert failed (${rc}): ${err}")
+endif()
+file(READ ${png} signature HEX LIMIT 8)
+if(NOT signature STREQUAL "89504e470d0a1a0a")
+  message(FATAL_ERROR "not a PNG: ${signature}")
+endif()
+# IHDR: width and height as big-endian 32-bit numbers at offset 16: 1180 = 0x49c, 720 = 0x2d0.
+file(READ ${png} size HEX OFFSET 16 LIMIT 8)
+if(NOT size STREQUAL "0000049c000002d0")
+  message(FATAL_ERROR "PNG is not 1180 × 720: IHDR ${size}")
+endif()
+file(SIZE ${png} bytes)
+if(bytes LESS 40000)
+  message(FATAL_ERROR "PNG of ${bytes} bytes: the chart looks empty")
+endif()
+message(STATUS "${png}: 1180 × 720, ${bytes} bytes")
