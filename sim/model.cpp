@@ -3,6 +3,7 @@
 
 #include "sim/config.hpp"
 #include "sim/error.hpp"
+#include "sim/hf_config.hpp"
 
 #include <fmt/format.h>
 
@@ -93,7 +94,7 @@ StageSpec parse_stage(const ConfigNode& node, const ModelSpec& model,
   const ConfigNode& component = node.at("component");
   const auto component_path =
       resolve(component.as_string(), "models", std::filesystem::path(node.mark().file));
-  stage.component = parse_transformer(load_config_file(component_path));
+  stage.component = load_component(component_path);
   const TransformerSpec& spec = stage.component;
   if (spec.vision) {
     if (node.find("tokens") != nullptr) {
@@ -200,6 +201,7 @@ std::int64_t norm_parameters(const TransformerSpec& spec, const StageSpec* stage
 
 std::string_view to_string(Activation activation) { return name_of(activation, kActivations); }
 std::string_view to_string(NormKind norm) { return name_of(norm, kNorms); }
+std::string_view to_string(PositionEmbedding position) { return name_of(position, kPositions); }
 std::string_view to_string(AttentionMask mask) { return name_of(mask, kMasks); }
 
 const StageSpec* ModelSpec::find_stage(std::string_view stage_name) const {
@@ -324,15 +326,23 @@ ParameterCount count_parameters(const ModelSpec& model) {
   return total;
 }
 
+TransformerSpec load_component(const std::filesystem::path& path) {
+  return is_hf_config(path) ? import_hf_config(path) : parse_transformer(load_config_file(path));
+}
+
 ModelSpec load_model(const std::filesystem::path& path, const PresetResolver& resolve) {
-  const ConfigNode document = load_config_file(path);
-  if (document.find("stages") != nullptr) {
-    return parse_composite(document, resolve);
+  StageSpec stage;
+  if (is_hf_config(path)) {
+    stage.component = import_hf_config(path);
+  } else {
+    const ConfigNode document = load_config_file(path);
+    if (document.find("stages") != nullptr) {
+      return parse_composite(document, resolve);
+    }
+    stage.component = parse_transformer(document);
   }
   ModelSpec model;
   model.file = path.string();
-  StageSpec stage;
-  stage.component = parse_transformer(document);
   model.name = stage.component.name;
   model.source = stage.component.source;
   stage.name = stage.component.decoder ? "decoder" : "encoder";

@@ -20,6 +20,7 @@ enum class AttentionMask { causal, bidirectional };
 
 std::string_view to_string(Activation activation);
 std::string_view to_string(NormKind norm);
+std::string_view to_string(PositionEmbedding position);
 std::string_view to_string(AttentionMask mask);
 
 /// A vision front end: the image is cut into patches, each patch embedded by a linear layer.
@@ -130,8 +131,11 @@ using PresetResolver = std::function<std::filesystem::path(
 
 /// Builds a TransformerSpec from a parsed component document.
 TransformerSpec parse_transformer(const ConfigNode& document);
-/// Loads a model file: a component (one stage, tokens set later by the workload) or a
-/// composite with `stages:` whose components are resolved through `resolve`.
+/// Loads a component file: a model YAML, or a Hugging Face config.json (see sim/hf_config.hpp).
+TransformerSpec load_component(const std::filesystem::path& path);
+/// Loads a model file: a component (one stage, tokens set later by the workload; a YAML or a
+/// Hugging Face config.json) or a composite with `stages:` whose components are resolved
+/// through `resolve`.
 ModelSpec load_model(const std::filesystem::path& path, const PresetResolver& resolve);
 
 }  // namespace rsim

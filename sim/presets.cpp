@@ -18,7 +18,8 @@ std::filesystem::path find_preset(std::string_view name, std::string_view kind,
                                   const std::filesystem::path& referrer) {
   namespace fs = std::filesystem;
   const fs::path referrer_dir = referrer.empty() ? fs::path() : referrer.parent_path();
-  const bool is_path = name.find('/') != std::string_view::npos || name.ends_with(".yaml");
+  const bool is_path = name.find('/') != std::string_view::npos || name.ends_with(".yaml") ||
+                       name.ends_with(".json");
   std::vector<fs::path> candidates;
   if (is_path) {
     const fs::path given(name);

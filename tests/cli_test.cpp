@@ -163,7 +163,7 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
        "--tile '64,64': expected three positive integers"},
       {{"frobnicate"},
        "unknown command 'frobnicate' (commands: run, whatif, compare, sweep, threshold, roofs, "
-       "matmul, collective)"},
+       "matmul, collective, import-hf)"},
   };
   for (const Case& test : cases) {
     INFO(test.args.front() << " " << (test.args.size() > 1 ? test.args[1] : ""));

@@ -3,6 +3,7 @@
 
 #include "sim/analysis.hpp"
 #include "sim/error.hpp"
+#include "sim/hf_config.hpp"
 #include "sim/presets.hpp"
 #include "sim/report/bar_chart.hpp"
 #include "sim/report/csv.hpp"
@@ -774,6 +775,21 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                      "Write the matmul on the roofline as SVG to FILE (- draws a text chart "
                      "instead)");
 
+  std::string import_config;
+  std::string import_name;
+  CLI::App* import_hf = app.add_subcommand(
+      "import-hf",
+      "Print a model YAML (models/NAME.yaml format) made from a Hugging Face config.json");
+  import_hf->add_option("CONFIG", import_config, "A Hugging Face config.json")->required();
+  import_hf->add_option("--name", import_name,
+                        "Display name (default: _name_or_path, else the config's folder)");
+  import_hf->footer(
+      "Sizes come from the config's keys (GPT-2 names n_embd, n_layer, n_head, n_positions, "
+      "n_inner too);\n"
+      "the gated MLP, norm and position embedding from rsim's table of model_types (llama, "
+      "mistral,\nmixtral, gemma, gpt2, gpt_neox). MoE and sliding-window configs are refused. A "
+      "scenario's\n'model:' may also name a config.json directly.");
+
   CollectiveOptions collective_options;
   CLI::App* collective =
       app.add_subcommand("collective", "Time one collective on a hardware's network tier");
@@ -805,8 +821,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                          "Override a tier's bandwidth: TIER=RATE, e.g. ici=5e10");
 
   const std::string first = argc > 1 ? argv[1] : "";
-  constexpr std::array<std::string_view, 8> kCommands{
-      "run", "whatif", "compare", "sweep", "threshold", "roofs", "matmul", "collective"};
+  constexpr std::array<std::string_view, 9> kCommands{"run",    "whatif",     "compare",
+                                                      "sweep",  "threshold",  "roofs",
+                                                      "matmul", "collective", "import-hf"};
   if (!first.empty() && first[0] != '-' &&
       std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
     err << fmt::format("rsim: unknown command '{}' (commands: {}); see rsim --help\n", first,
@@ -844,6 +861,10 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     }
     if (*collective) {
       return collective_command(collective_options, out);
+    }
+    if (*import_hf) {
+      out << model_yaml(import_hf_config(import_config, import_name));
+      return kExitOk;
     }
     return matmul_command(matmul_options, out);
   } catch (const InputError& error) {
