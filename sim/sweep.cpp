@@ -252,6 +252,8 @@ class CrossoverFinder {
       }
       SweepCrossover crossover;
       crossover.what = fmt::format("{} → {}", from, to);
+      crossover.from = from;
+      crossover.to = to;
       crossover.fixed = key_without(previous.values, {*x_axis_});
       std::vector<SweepPoint> before;
       std::vector<SweepPoint> after;
@@ -296,6 +298,9 @@ class CrossoverFinder {
         }
         SweepCrossover crossover;
         crossover.what = fmt::format("{} → {} fastest", old_series, new_series);
+        crossover.kind = SweepCrossover::Kind::fastest;
+        crossover.from = old_series;
+        crossover.to = new_series;
         crossover.fixed = key_without(key, {*series_axis_});
         std::vector<std::string> new_values = old_winner.values;
         new_values[*series_axis_] = new_series;

@@ -38,7 +38,11 @@ struct SweepPoint {
 /// The point where the fastest of two series swaps along a numeric axis, or where one series
 /// changes its bound; found by bisection on the cost model between two grid values.
 struct SweepCrossover {
+  enum class Kind { roof, fastest };
+  Kind kind = Kind::roof;
   std::string what;                ///< "bf16 → fp8 fastest", "memory → compute"
+  std::string from;                ///< the old bound, or the old winner's series value
+  std::string to;                  ///< the new one
   std::vector<std::string> fixed;  ///< the values of the other axes ("" for the swept ones)
   std::int64_t at = 0;             ///< the first integer value where the new order holds
   /// Roof change: the series' lower bound at `at` − 1 and at `at`. Winner change: the old and the

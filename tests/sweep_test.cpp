@@ -6,7 +6,9 @@
 #include "sim/report/sweep_report.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 
 namespace {
@@ -104,4 +106,29 @@ TEST_CASE("invalid points are reported, a cancelled sweep keeps what it finished
   CHECK(stopped.cancelled);
   CHECK_FALSE(stopped.points[0].evaluated);
   CHECK_THROWS_AS(rsim::run_sweep(path, {}, {}, "", {}), rsim::InputError);
+}
+
+TEST_CASE("the sweep chart: one band per series, the bisection's crossover marked", "[sweep]") {
+  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
+  const auto result =
+      rsim::run_sweep(path, {},
+                      {rsim::parse_sweep_axis("workload.batch=1,16,64,256", "--over"),
+                       rsim::parse_sweep_axis("plan=shard_d,shard_batch", "--over")},
+                      "", {});
+  const auto chart = rsim::sweep_chart(result);
+  REQUIRE(chart.series.size() == 2);
+  CHECK(chart.series[0].name == "shard_d");
+  // Batch 1 does not divide over shard_batch's 2 devices: the chart keeps x where both exist.
+  CHECK(chart.series[0].x == std::vector<double>{16.0, 64.0, 256.0});
+  CHECK(chart.log_x);  // 256 / 16 ≥ 8
+  const auto fastest = std::find_if(
+      result.crossovers.begin(), result.crossovers.end(),
+      [](const auto& crossover) { return crossover.kind == rsim::SweepCrossover::Kind::fastest; });
+  REQUIRE(fastest != result.crossovers.end());
+  REQUIRE(chart.marked.size() == 1);
+  CHECK(chart.marked[0].x == static_cast<double>(fastest->at));
+  CHECK(chart.marked[0].first == 0);
+  CHECK(chart.marked[0].second == 1);
+  const std::string svg = rsim::render_series_svg(chart);
+  CHECK_THAT(svg, Catch::Contains(fmt::format("crossover at {}", fastest->at)));
 }

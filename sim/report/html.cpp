@@ -3,11 +3,14 @@
 
 #include "sim/report/bar_chart.hpp"
 #include "sim/report/roofline_chart.hpp"
+#include "sim/report/series_chart.hpp"
 #include "sim/report/svg.hpp"
+#include "sim/report/sweep_report.hpp"
 #include "sim/report/text.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -333,6 +336,52 @@ void write_runs_html(std::ostream& out, const std::vector<RunResult>& runs,
   std::ostringstream text;
   write_whatif_text(text, runs);
   out << "<section id=\"text\"><h2>Text report</h2><details><summary>rsim</summary><pre>"
+      << esc(text.str()) << "</pre></details></section>\n";
+  close_document(out);
+}
+
+void write_sweep_html(std::ostream& out, const SweepResult& result) {
+  open_document(out, fmt::format("rsim sweep · {}", result.scenario),
+                fmt::format("{} points on {} threads", result.points.size(), result.threads));
+  if (std::any_of(result.axes.begin(), result.axes.end(),
+                  [](const SweepAxis& axis) { return axis.numeric; })) {
+    out << "<section id=\"chart\"><h2>Time against the swept parameter</h2><figure>\n"
+        << render_series_svg(sweep_chart(result)) << "</figure></section>\n";
+  }
+  std::vector<std::string> headers;
+  for (const SweepAxis& axis : result.axes) {
+    headers.push_back(axis.numeric ? axis.key + "#" : axis.key);
+  }
+  for (const char* name :
+       {"lower#", "upper#", "ΣT_math#", "ΣT_mem#", "ΣT_net#", "bound", "memory/device#", "fits"}) {
+    headers.emplace_back(name);
+  }
+  std::vector<std::vector<Cell>> rows;
+  for (const SweepPoint& point : result.points) {
+    if (!point.evaluated || !point.error.empty()) {
+      continue;
+    }
+    std::vector<Cell> row;
+    for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
+      row.push_back(result.axes[axis].numeric ? count(std::stod(point.values[axis]))
+                                              : Cell{point.values[axis]});
+    }
+    const Totals& total = point.total;
+    for (const Seconds time :
+         {total.t_lower, total.t_upper, total.t_math, total.t_mem, total.t_net}) {
+      row.push_back(seconds(time.si()));
+    }
+    row.push_back(bound(total.bound));
+    row.push_back(bytes(point.footprint.total().si()));
+    row.push_back({point.footprint.fits() ? "yes" : "no"});
+    rows.push_back(std::move(row));
+  }
+  out << "<section id=\"points\"><h2>Grid</h2>\n";
+  write_table(out, "points-table", headers, rows);
+  out << "</section>\n";
+  std::ostringstream text;
+  write_sweep_text(text, result);
+  out << "<section id=\"text\"><h2>Text report</h2><details><summary>rsim sweep</summary><pre>"
       << esc(text.str()) << "</pre></details></section>\n";
   close_document(out);
 }

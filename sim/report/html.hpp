@@ -3,6 +3,7 @@
 
 #include "sim/analysis.hpp"
 #include "sim/measured.hpp"
+#include "sim/sweep.hpp"
 
 #include <ostream>
 #include <string>
@@ -21,5 +22,9 @@ void write_run_html(std::ostream& out, const RunResult& run,
 /// the stacked-bar chart of ΣT_math / ΣT_mem / ΣT_net, and the baseline's roofline.
 void write_runs_html(std::ostream& out, const std::vector<RunResult>& runs,
                      const std::string& title);
+
+/// A sweep (`rsim sweep --html`): the time-vs-parameter chart, the grid sortable by any column
+/// and the crossovers.
+void write_sweep_html(std::ostream& out, const SweepResult& result);
 
 }  // namespace rsim

@@ -160,7 +160,7 @@ std::string render_series_svg(const SeriesChart& chart) {
            R"(font-size="11" fill="#555")");
   svg.text(plot.right() + 16.0, legend_y + 22.0, "upper bound (dashed)",
            R"(font-size="11" fill="#555")");
-  for (const Crossover& crossover : find_crossovers(chart)) {
+  for (const Crossover& crossover : chart.marked.empty() ? find_crossovers(chart) : chart.marked) {
     const double x = map(x_axis, crossover.x);
     const double y = map(y_axis, crossover.time_s);
     svg.circle(x, y, 5.0, R"(fill="#fff" stroke="#111" stroke-width="2")");

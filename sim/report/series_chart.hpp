@@ -14,6 +14,15 @@ struct Series {
   std::vector<double> upper_s;  ///< upper bound (no overlap) at each x
 };
 
+/// Where the lower bounds of two series cross: between two samples whose difference changes
+/// sign, at the root of the linear interpolation (in log space on a log axis).
+struct Crossover {
+  std::size_t first = 0;  ///< series indices
+  std::size_t second = 0;
+  double x = 0.0;
+  double time_s = 0.0;
+};
+
 /// Time against a swept parameter for several plans: a band from lower to upper per series.
 /// Generic on purpose: a sweep fills it (batch, seq_len, devices ...).
 struct SeriesChart {
@@ -23,15 +32,9 @@ struct SeriesChart {
   bool log_x = false;
   bool log_y = false;
   std::vector<Series> series;
-};
-
-/// Where the lower bounds of two series cross: between two samples whose difference changes
-/// sign, at the root of the linear interpolation (in log space on a log axis).
-struct Crossover {
-  std::size_t first = 0;  ///< series indices
-  std::size_t second = 0;
-  double x = 0.0;
-  double time_s = 0.0;
+  /// Crossovers found elsewhere (a sweep's bisection on the cost model) to mark instead of the
+  /// interpolated ones; empty: find_crossovers.
+  std::vector<Crossover> marked;
 };
 
 /// Every crossover of every pair of series (the series must share their x values).

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/sweep_report.hpp"
 
+#include "sim/error.hpp"
 #include "sim/report/table.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
 
 namespace rsim {
 namespace {
@@ -52,7 +58,91 @@ Json point_record(const SweepResult& result, const SweepPoint& point) {
               {"error", nullptr}};
 }
 
+std::optional<std::size_t> numeric_axis(const SweepResult& result) {
+  for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
+    if (result.axes[axis].numeric) {
+      return axis;
+    }
+  }
+  return std::nullopt;
+}
+
+// A series is the values of every axis but x, joined ("bf16", "shard_d · 2 over ici").
+std::string series_name(const SweepResult& result, const std::vector<std::string>& values,
+                        std::size_t x_axis) {
+  std::vector<std::string> parts;
+  for (std::size_t axis = 0; axis < values.size(); ++axis) {
+    if (axis != x_axis) {
+      parts.push_back(values[axis]);
+    }
+  }
+  return parts.empty() ? result.scenario : fmt::format("{}", fmt::join(parts, " · "));
+}
+
 }  // namespace
+
+SeriesChart sweep_chart(const SweepResult& result) {
+  const auto x_axis = numeric_axis(result);
+  if (!x_axis) {
+    throw InputError("--plot: a sweep chart needs a numeric axis (e.g. workload.batch=1..64:log2)");
+  }
+  const SweepAxis& axis = result.axes[*x_axis];
+  // x values valid for every series (a plan that splits the batch skips odd batches).
+  std::vector<std::string> names;
+  std::map<std::string, std::map<std::int64_t, const SweepPoint*>> by_series;
+  for (const SweepPoint& point : result.points) {
+    const std::string name = series_name(result, point.values, *x_axis);
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      names.push_back(name);
+    }
+    if (point.evaluated && point.error.empty()) {
+      by_series[name][std::stoll(point.values[*x_axis])] = &point;
+    }
+  }
+  std::vector<std::int64_t> xs;
+  for (const std::string& value : axis.values) {
+    const std::int64_t x = std::stoll(value);
+    const bool everywhere = std::all_of(names.begin(), names.end(), [&](const std::string& name) {
+      return by_series[name].contains(x);
+    });
+    if (everywhere && std::find(xs.begin(), xs.end(), x) == xs.end()) {
+      xs.push_back(x);
+    }
+  }
+  std::sort(xs.begin(), xs.end());
+  SeriesChart chart;
+  chart.title = fmt::format("rsim sweep · {}", result.scenario);
+  chart.subtitle = "lower bound (solid) … upper bound (dashed) per series";
+  chart.x_label = axis.key;
+  double time_low = std::numeric_limits<double>::infinity();
+  double time_high = 0.0;
+  for (const std::string& name : names) {
+    Series series{name, {}, {}, {}};
+    for (std::int64_t x : xs) {
+      const Totals& total = by_series[name][x]->total;
+      series.x.push_back(static_cast<double>(x));
+      series.lower_s.push_back(total.t_lower.si());
+      series.upper_s.push_back(total.t_upper.si());
+      time_low = std::min(time_low, total.t_lower.si());
+      time_high = std::max(time_high, total.t_upper.si());
+    }
+    chart.series.push_back(std::move(series));
+  }
+  // Log axes when the values span a decade or more (doubling batches, growing times).
+  chart.log_x = !xs.empty() && xs.front() > 0 && xs.back() >= 8 * xs.front();
+  chart.log_y = time_low > 0.0 && time_high >= 10.0 * time_low;
+  for (const SweepCrossover& crossover : result.crossovers) {
+    const auto first = std::find(names.begin(), names.end(), crossover.from);
+    const auto second = std::find(names.begin(), names.end(), crossover.to);
+    if (crossover.kind == SweepCrossover::Kind::fastest && first != names.end() &&
+        second != names.end()) {
+      chart.marked.push_back({static_cast<std::size_t>(first - names.begin()),
+                              static_cast<std::size_t>(second - names.begin()),
+                              static_cast<double>(crossover.at), crossover.t_after.si()});
+    }
+  }
+  return chart;
+}
 
 void write_sweep_text(std::ostream& out, const SweepResult& result) {
   std::vector<std::string> axes;

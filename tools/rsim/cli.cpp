@@ -11,6 +11,7 @@
 #include "sim/report/json.hpp"
 #include "sim/report/measured_report.hpp"
 #include "sim/report/roofline_chart.hpp"
+#include "sim/report/series_chart.hpp"
 #include "sim/report/sweep_report.hpp"
 #include "sim/report/text.hpp"
 #include "sim/report/text_chart.hpp"
@@ -316,6 +317,8 @@ struct SweepOptionsCli {
   std::vector<std::string> over;
   std::int64_t threads = 0;
   bool no_crossovers = false;
+  std::string plot;
+  std::string html;
 };
 
 // Set by SIGINT while a sweep runs: the sweep stops and prints the points it finished. A signal
@@ -379,6 +382,14 @@ int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostrea
     throw;
   }
   std::signal(SIGINT, previous);
+  if (options.plot == "-") {
+    throw InputError(
+        "--plot -: sweeps draw SVG only (--plot FILE.svg); the table is the text view");
+  }
+  if (!options.plot.empty()) {
+    write_file("--plot", options.plot, render_series_svg(sweep_chart(result)));
+  }
+  write_html(options.html, [&](std::ostream& stream) { write_sweep_html(stream, result); });
   const int code = emit(
       options.scenario.roofs.format, out, [&] { return sweep_to_json(result); },
       [&](std::ostream& stream) { write_sweep_csv(stream, result); },
@@ -703,6 +714,11 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       ->check(CLI::NonNegativeNumber);
   sweep->add_flag("--no-crossovers", sweep_options.no_crossovers,
                   "Skip the crossover search between grid values");
+  sweep->add_option("--plot", sweep_options.plot,
+                    "Write the time-vs-parameter chart (SVG): a lower…upper band per series along "
+                    "the first numeric axis, crossovers marked");
+  sweep->add_option("--html", sweep_options.html,
+                    "Write a self-contained HTML report: the chart and the grid, sortable");
 
   ThresholdOptions threshold_options;
   CLI::App* threshold = app.add_subcommand(
