@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+// rsim's speed, measured (issue: sweeps and search): a whole scenario evaluation, the pipeline
+// without YAML, the tiling search of one GEMM, and sweep points per second.
+#include "sim/analysis.hpp"
+#include "sim/sweep.hpp"
+#include "sim/tiling.hpp"
+
+#include <benchmark/benchmark.h>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+std::filesystem::path source(const std::string& relative) {
+  return std::filesystem::path(RSIM_SOURCE_DIR) / relative;
+}
+
+// Load + validate + build + cost + bound: what `rsim run` does, minus printing.
+void BM_RunScenario(benchmark::State& state, const std::string& name) {
+  const auto path = source("scenarios/" + name + ".yaml");
+  for (auto _ : state) {
+    rsim::Scenario scenario = rsim::load_scenario(path);
+    rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
+    benchmark::DoNotOptimize(rsim::analyze(std::move(scenario), std::move(roofs)));
+  }
+}
+BENCHMARK_CAPTURE(BM_RunScenario, pi05_thor, std::string("pi05_thor"))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_RunScenario, llama3_70b_tp8_h100, std::string("llama3_70b_tp8_h100"))
+    ->Unit(benchmark::kMillisecond);
+
+// The pipeline alone on an already validated scenario (no YAML work).
+void BM_AnalyzeOnly(benchmark::State& state) {
+  const rsim::Scenario scenario = rsim::load_scenario(source("scenarios/pi05_thor.yaml"));
+  const rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(rsim::analyze(scenario, roofs));
+  }
+}
+BENCHMARK(BM_AnalyzeOnly)->Unit(benchmark::kMillisecond);
+
+// The best tile of one π0.5 prefix GEMM in Thor's 228 KiB of SMEM.
+void BM_BestTile(benchmark::State& state) {
+  const rsim::GemmShape shape{1.0, 968, 32768, 2048, 1.0, 1.0, 1.0, 4.0};
+  const rsim::TileBudget budget{rsim::Bytes(228.0 * 1024), rsim::Bytes(256.0 * 1024)};
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(rsim::best_gemm_tile(shape, budget));
+  }
+}
+BENCHMARK(BM_BestTile)->Unit(benchmark::kMicrosecond);
+
+// Sweep points per second: Llama-3-70B prefill on HGX H100 nodes over batch × plan presets,
+// on every core (items/s is points/s).
+void BM_SweepLlama70b(benchmark::State& state) {
+  const auto path = source("scenarios/llama3_70b_tp8_h100.yaml");
+  const std::vector<rsim::SweepAxis> axes{
+      rsim::parse_sweep_axis("workload.batch=8..256:log2", "bench"),
+      rsim::parse_sweep_axis("plan=megatron_tp,sequence_parallel,fsdp", "bench")};
+  std::size_t points = 0;
+  for (auto _ : state) {
+    const auto result = rsim::run_sweep(path, {}, axes, "", {}, {0, {}, nullptr, false});
+    points += result.points.size();
+    benchmark::DoNotOptimize(result);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(points));
+}
+BENCHMARK(BM_SweepLlama70b)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
