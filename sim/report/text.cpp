@@ -329,12 +329,22 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
   write_top_ops(out, result, options.top_ops);
   write_references(out, result);
   const Totals& total = result.bounds.total;
+  // The memory side is the tier with the largest Σ time (DRAM, or L2 on an H100 GEMM).
+  Seconds t_memory = total.t_mem;
+  std::string memory_name = result.roofs.main_memory().name;
+  for (const auto& [tier, time] : total.t_by_tier) {
+    if (time > t_memory) {
+      t_memory = time;
+      memory_name = tier;
+    }
+  }
   out << fmt::format(
       "Bound: {} lower (ops in sequence, each overlapped) … {} upper (nothing "
-      "overlapped); {}-bound overall: {} of ΣT_math + ΣT_mem + ΣT_net is on that roof.\n",
-      seconds(total.t_lower), seconds(total.t_upper), to_string(total.bound),
-      percent(std::max({total.t_math, total.t_mem, total.t_net}) /
-              (total.t_math + total.t_mem + total.t_net)));
+      "overlapped); {}-bound overall: {} of ΣT_math + ΣT_{} + ΣT_net is on that roof.\n",
+      seconds(total.t_lower), seconds(total.t_upper), bound_label(total.bound, total.bound_tier),
+      percent(std::max({total.t_math, t_memory, total.t_net}) /
+              (total.t_math + t_memory + total.t_net)),
+      memory_name);
   if (result.critical_d) {
     out << fmt::format(
         "Critical D: the D-sharded matmuls escape the network roof above a model "
