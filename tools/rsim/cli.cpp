@@ -11,10 +11,12 @@
 #include "sim/report/json.hpp"
 #include "sim/report/measured_report.hpp"
 #include "sim/report/roofline_chart.hpp"
+#include "sim/report/search_report.hpp"
 #include "sim/report/series_chart.hpp"
 #include "sim/report/sweep_report.hpp"
 #include "sim/report/text.hpp"
 #include "sim/report/text_chart.hpp"
+#include "sim/search.hpp"
 #include "sim/sweep.hpp"
 
 #include <CLI/CLI.hpp>
@@ -397,6 +399,30 @@ int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostrea
   return result.cancelled ? kExitInterrupted : code;
 }
 
+struct SearchOptionsCli {
+  ScenarioOptions scenario;
+  std::int64_t devices = 0;
+  std::string objective = "latency";
+  std::size_t top = 10;
+};
+
+int search_command(const SearchOptionsCli& options, std::ostream& out) {
+  const auto objective = parse_search_objective(options.objective);
+  if (!objective) {
+    throw InputError(
+        fmt::format("--objective {}: expected latency or throughput", options.objective));
+  }
+  Scenario scenario =
+      load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
+  const Roofs roofs = scenario_roofs(scenario, options.scenario.roofs.mode,
+                                     parse_overrides(options.scenario.roofs));
+  const SearchResult result = search_plans(scenario, roofs, options.devices, *objective);
+  return emit(
+      options.scenario.roofs.format, out, [&] { return search_to_json(result, options.top); },
+      [&](std::ostream& stream) { write_record_csv(stream, search_to_json(result, options.top)); },
+      [&](std::ostream& stream) { write_search_text(stream, result, options.top); });
+}
+
 int compare_command(const ScenarioOptions& options, const std::vector<std::string>& plans,
                     std::ostream& out) {
   std::vector<RunResult> runs;
@@ -720,6 +746,19 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   sweep->add_option("--html", sweep_options.html,
                     "Write a self-contained HTML report: the chart and the grid, sortable");
 
+  SearchOptionsCli search_options;
+  CLI::App* search = app.add_subcommand(
+      "search", "Every inference plan for N devices, costed and ranked (rejections by reason)");
+  add_scenario_options(*search, search_options.scenario);
+  search->add_option("--variant", search_options.scenario.variant,
+                     "Start from one of the variants");
+  search->add_option("--devices", search_options.devices, "Devices to plan for")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  search->add_option("--objective", search_options.objective,
+                     "latency (lowest lower bound) or throughput (sequences per device-second)");
+  search->add_option("--top", search_options.top, "Plans to print (0 = all)");
+
   ThresholdOptions threshold_options;
   CLI::App* threshold = app.add_subcommand(
       "threshold",
@@ -837,9 +876,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                          "Override a tier's bandwidth: TIER=RATE, e.g. ici=5e10");
 
   const std::string first = argc > 1 ? argv[1] : "";
-  constexpr std::array<std::string_view, 9> kCommands{"run",    "whatif",     "compare",
-                                                      "sweep",  "threshold",  "roofs",
-                                                      "matmul", "collective", "import-hf"};
+  constexpr std::array<std::string_view, 10> kCommands{
+      "run",       "whatif", "compare", "sweep",      "search",
+      "threshold", "roofs",  "matmul",  "collective", "import-hf"};
   if (!first.empty() && first[0] != '-' &&
       std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
     err << fmt::format("rsim: unknown command '{}' (commands: {}); see rsim --help\n", first,
@@ -874,6 +913,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     }
     if (*sweep) {
       return sweep_command(sweep_options, out, err);
+    }
+    if (*search) {
+      return search_command(search_options, out);
     }
     if (*collective) {
       return collective_command(collective_options, out);

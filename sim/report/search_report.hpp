@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/search.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <ostream>
+
+namespace rsim {
+
+/// The counts (seen, costed, rejected by reason), the top `top` plans with their breakdowns and
+/// what each loses to the one above it, and the Pareto front.
+void write_search_text(std::ostream& out, const SearchResult& result, std::size_t top);
+nlohmann::ordered_json search_to_json(const SearchResult& result, std::size_t top);
+
+}  // namespace rsim
