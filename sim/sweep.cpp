@@ -85,23 +85,42 @@ ScenarioOverrides point_overrides(const ScenarioOverrides& base, const std::vect
   return overrides;
 }
 
+// The key a sweep can vary without re-reading YAML: the batch is validated only as a whole
+// number ≥ 1, so a validated scenario with its batch replaced is what `--set` would build.
+constexpr std::string_view kBatchKey = "workload.batch";
+
 class Evaluator {
  public:
   Evaluator(const std::filesystem::path& path, const ScenarioOverrides& overrides,
             const std::vector<SweepAxis>& axes, std::string_view mode,
             const RoofOverrides& roof_overrides)
-      : path_(path), overrides_(overrides), axes_(axes), mode_(mode), roofs_(roof_overrides) {}
+      : path_(path), overrides_(overrides), axes_(axes), mode_(mode), roofs_(roof_overrides) {
+    const auto batch = std::find_if(axes.begin(), axes.end(),
+                                    [](const SweepAxis& axis) { return axis.key == kBatchKey; });
+    if (batch != axes.end()) {
+      batch_axis_ = static_cast<std::size_t>(batch - axes.begin());
+      load_bases();
+    }
+  }
 
   [[nodiscard]] SweepPoint evaluate(const std::vector<std::string>& values) const {
     SweepPoint point;
     point.values = values;
     point.evaluated = true;
     try {
+      if (const Base* base = base_for(values)) {
+        if (!base->error.empty()) {
+          point.error = base->error;
+          return point;
+        }
+        Scenario scenario = *base->scenario;
+        scenario.workload.batch = *parse_integer(values[*batch_axis_]);
+        fill(point, analyze(std::move(scenario), *base->roofs));
+        return point;
+      }
       Scenario scenario = load_scenario(path_, point_overrides(overrides_, axes_, values));
       Roofs roofs = scenario_roofs(scenario, mode_, roofs_);
-      const RunResult run = analyze(std::move(scenario), std::move(roofs));
-      point.total = run.bounds.total;
-      point.footprint = run.footprint;
+      fill(point, analyze(std::move(scenario), std::move(roofs)));
     } catch (const InputError& error) {
       point.error = error.what();
     }
@@ -109,11 +128,72 @@ class Evaluator {
   }
 
  private:
+  // One validated scenario per combination of the other axes' values (or why it is invalid).
+  struct Base {
+    std::optional<Scenario> scenario;
+    std::optional<Roofs> roofs;
+    std::string error;
+  };
+
+  static void fill(SweepPoint& point, const RunResult& run) {
+    point.total = run.bounds.total;
+    point.footprint = run.footprint;
+  }
+
+  [[nodiscard]] std::vector<std::string> base_key(std::vector<std::string> values) const {
+    values[*batch_axis_].clear();
+    return values;
+  }
+
+  // Serially, before the parallel loop: every combination of the other axes.
+  void load_bases() {
+    std::size_t combinations = 1;
+    for (std::size_t axis = 0; axis < axes_.size(); ++axis) {
+      combinations *= axis == *batch_axis_ ? 1 : axes_[axis].values.size();
+    }
+    for (std::size_t index = 0; index < combinations; ++index) {
+      std::vector<std::string> values(axes_.size());
+      std::size_t rest = index;
+      for (std::size_t axis = axes_.size(); axis-- > 0;) {
+        if (axis != *batch_axis_) {
+          values[axis] = axes_[axis].values[rest % axes_[axis].values.size()];
+          rest /= axes_[axis].values.size();
+        }
+      }
+      std::vector<SweepAxis> others = axes_;
+      others.erase(others.begin() + static_cast<std::ptrdiff_t>(*batch_axis_));
+      std::vector<std::string> other_values = values;
+      other_values.erase(other_values.begin() + static_cast<std::ptrdiff_t>(*batch_axis_));
+      Base base;
+      try {
+        Scenario scenario = load_scenario(path_, point_overrides(overrides_, others, other_values));
+        base.roofs = scenario_roofs(scenario, mode_, roofs_);
+        base.scenario = std::move(scenario);
+      } catch (const InputError& error) {
+        base.error = error.what();
+      }
+      bases_.emplace(values, std::move(base));
+    }
+  }
+
+  // The loaded base of a point whose batch is a whole number ≥ 1; else nullptr (slow path,
+  // which reports a bad value exactly as --set does).
+  [[nodiscard]] const Base* base_for(const std::vector<std::string>& values) const {
+    if (!batch_axis_) {
+      return nullptr;
+    }
+    const auto batch = parse_integer(values[*batch_axis_]);
+    const auto base = bases_.find(base_key(values));
+    return batch && *batch >= 1 && base != bases_.end() ? &base->second : nullptr;
+  }
+
   std::filesystem::path path_;
   ScenarioOverrides overrides_;
   std::vector<SweepAxis> axes_;
   std::string mode_;
   RoofOverrides roofs_;
+  std::optional<std::size_t> batch_axis_;
+  std::map<std::vector<std::string>, Base> bases_;
 };
 
 // Grid index → one value per axis (the last axis varies fastest).
