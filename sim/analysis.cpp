@@ -158,6 +158,16 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
   memory.capacity =
       main_memory.capacity * static_cast<double>(main_memory.count) - scenario.host_share;
   const std::optional<double> width = critical_width(graph, table);
+  std::optional<DecodeCritical> decode;
+  std::optional<DecodeRequest> request;
+  if (scenario.workload.phase == "decode") {
+    decode = decode_critical(scenario, graph, table, roofs);
+    if (scenario.workload.decode_steps > 0) {
+      request = analyze_request(scenario, roofs);
+      // What must fit is the last step's: its KV cache holds context + N tokens per sequence.
+      memory.kv_cache = request->last_step_kv_cache;
+    }
+  }
   return RunResult{std::move(scenario),
                    std::move(roofs),
                    std::move(graph),
@@ -168,7 +178,9 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
                    std::move(groups),
                    memory,
                    std::move(notes),
-                   width};
+                   width,
+                   decode,
+                   request};
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include "sim/bounds.hpp"
 #include "sim/collectives.hpp"
 #include "sim/cost.hpp"
+#include "sim/decode.hpp"
 #include "sim/graph.hpp"
 #include "sim/hardware.hpp"
 #include "sim/model.hpp"
@@ -25,7 +26,8 @@ struct GroupCritical {
   std::optional<CriticalBatch> critical;
 };
 
-/// What the run keeps in memory per device (weights and the KV cache), in bytes.
+/// What the run keeps in memory per device (weights and the KV cache), in bytes. For a decode
+/// request (`decode_steps`), the footprint of its last step, where the KV cache is largest.
 struct Footprint {
   Bytes weights;      ///< parameters in the weight dtype one device stores (× batch if per-batch)
   Bytes kv_cache;     ///< K and V one device caches (a later stage's or a decode step's)
@@ -33,6 +35,8 @@ struct Footprint {
   Bytes capacity;     ///< main memory of one device, less the host's share of unified memory
   [[nodiscard]] Bytes total() const { return weights + kv_cache + activations; }
   [[nodiscard]] bool fits() const { return total() <= capacity; }
+  /// capacity − total: what is left (negative: the shortfall of a plan that does not fit).
+  [[nodiscard]] Bytes free() const { return capacity - total(); }
 };
 
 /// Everything one scenario run produces: the pipeline's stages kept for the reports.
@@ -51,6 +55,8 @@ struct RunResult {
   /// partial sums are all-reduced escape the network roof (T_math ∝ D, the all-reduce is not):
   /// max over those matmuls of D · T_net / T_math (seed 004: D/2 > C/W on 2 chips).
   std::optional<double> critical_d;
+  std::optional<DecodeCritical> decode_critical;  ///< decode: the critical decode batch
+  std::optional<DecodeRequest> request;           ///< decode with decode_steps: the request
 };
 
 /// Runs the pipeline: graph → cost → thresholds → bounds. The roofs must come from the

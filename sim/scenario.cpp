@@ -43,7 +43,7 @@ Fusion parse_fusion(const ConfigNode& node) {
 }
 
 Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
-  node.allow_only({"phase", "batch", "seq_len", "context", "lm_head"});
+  node.allow_only({"phase", "batch", "seq_len", "context", "decode_steps", "lm_head"});
   Workload workload;
   workload.phase = node.at("phase").as_choice({"prefill", "decode"});
   workload.batch = node.at("batch").as_positive_int();
@@ -62,19 +62,19 @@ Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
           "already cached), not 'seq_len'");
     }
     workload.context = node.at("context").as_positive_int();
-    StageSpec& stage = model.stages.front();
-    stage.tokens = 1;
-    stage.embedded_tokens = 1;
-    stage.context = workload.context;
-    stage.writes_kv_cache = true;  // the new token's K and V join the cache
-    stage.lm_head = LmHead::last_token;
+    if (const ConfigNode* steps = node.find("decode_steps")) {
+      workload.decode_steps = steps->as_positive_int();
+    }
+    set_decode_step(model.stages.front(), workload.context);
     if (const ConfigNode* lm_head = node.find("lm_head")) {
       lm_head->fail("a decode step always computes the next token's logits");
     }
     return workload;
   }
-  if (const ConfigNode* context = node.find("context")) {
-    context->fail("'context' is for phase: decode");
+  for (std::string_view key : {"context", "decode_steps"}) {
+    if (const ConfigNode* decode_only = node.find(key)) {
+      decode_only->fail(fmt::format("'{}' is for phase: decode", key));
+    }
   }
   if (model.composite) {
     for (std::string_view key : {"seq_len", "lm_head"}) {
@@ -131,6 +131,14 @@ std::vector<Reference> parse_references(const ConfigNode& node, const ModelSpec&
 }
 
 }  // namespace
+
+void set_decode_step(StageSpec& stage, std::int64_t context) {
+  stage.tokens = 1;
+  stage.embedded_tokens = 1;
+  stage.context = context;
+  stage.writes_kv_cache = true;  // the new token's K and V join the cache
+  stage.lm_head = LmHead::last_token;
+}
 
 std::string_view to_string(ElementwiseKind kind) { return name_of(kind, kElementwiseKinds); }
 

@@ -35,8 +35,16 @@ struct Workload {
   std::string phase = "prefill";
   std::int64_t batch = 1;
   std::int64_t seq_len = 0;  ///< prefill of a single-stage model; composites fix their lengths
-  std::int64_t context = 0;  ///< decode: tokens already in the KV cache
+  std::int64_t context = 0;  ///< decode: tokens already in the KV cache (a request's prompt)
+  /// decode: 0 costs one step; N > 0 costs a whole request: the prefill of the `context`-token
+  /// prompt (which emits the first output token), then N decode steps with `context` …
+  /// `context + N − 1` cached tokens (N + 1 output tokens per sequence).
+  std::int64_t decode_steps = 0;
 };
+
+/// Makes a single-stage decoder's stage one decode step: one new token per sequence against
+/// `context` cached tokens, its K and V joining the cache, the next token's logits computed.
+void set_decode_step(StageSpec& stage, std::int64_t context);
 
 /// A measured time to set beside the bound ("the seed's 63 ms").
 struct Reference {

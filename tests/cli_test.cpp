@@ -345,3 +345,52 @@ TEST_CASE("rsim threshold brackets the cost model and agrees with the closed for
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--param heads: expected batch, seq_len or d_model"));
 }
+
+TEST_CASE("a plan that does not fit is reported with its numbers, exit 0", "[cli][memory]") {
+  // Llama 3 70B with int8 weights on a v5e 2×2 (TP 4), 32 sequences, 8192 + 512 tokens each:
+  // weights (70,553,706,496 − 1,318,912 replicated norm parameters) / 4 + 1,318,912 =
+  // 17,639,415,808 B; KV 32 · 8704 tokens · 327,680 B / 4 (2 of 8 KV heads per chip) =
+  // 22,817,013,760 B; with the largest op's activations (the LM head: 32 · 8192 · 2 B in, 32 ·
+  // 32,064 · 2 B out = 2,576,384 B) 40,459,005,952 B = 40.46 GB against 16 GB.
+  const auto text = rsim_cli({"run", scenario("llama3_70b_decode_v5e"), "--variant", "slice_2x2"});
+  CHECK(text.code == 0);
+  CHECK_THAT(text.out,
+             Catch::Contains("DOES NOT FIT: needs 40.46 GB per device, 16 GB available (short by "
+                             "24.46 GB)"));
+  CHECK_THAT(text.out, Catch::Contains("DOES NOT FIT in memory"));
+  const auto json_run = rsim_cli(
+      {"run", scenario("llama3_70b_decode_v5e"), "--variant", "slice_2x2", "--format", "json"});
+  REQUIRE(json_run.code == 0);
+  const auto json = nlohmann::json::parse(json_run.out);
+  CHECK(json["fits"] == false);
+  CHECK(json["memory"]["fits"] == false);
+  CHECK(json["memory"]["total_bytes"].get<double>() == Approx(40'459'005'952.0));
+  CHECK(json["memory"]["capacity_bytes"].get<double>() == Approx(16e9));
+  CHECK(json["memory"]["free_bytes"].get<double>() == Approx(16e9 - 40'459'005'952.0));
+  CHECK(json["memory"]["kv_tokens_per_sequence"] == 8192 + 512);
+}
+
+TEST_CASE("rsim run reports a decode request in text and JSON", "[cli][decode]") {
+  const auto text = rsim_cli({"run", scenario("llama3_70b_request_h100")});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("Memory per device"));
+  CHECK_THAT(text.out, Catch::Contains("fits: "));
+  CHECK_THAT(text.out, Catch::Contains("Request: prefill of 4096 prompt tokens"));
+  CHECK_THAT(text.out, Catch::Contains("Critical decode batch"));
+  const auto json = nlohmann::json::parse(
+      rsim_cli({"run", scenario("llama3_70b_request_h100"), "--format", "json"}).out);
+  const auto& request = json["decode"]["request"];
+  CHECK(request["decode_steps"] == 512);
+  CHECK(request["output_tokens_per_sequence"] == 513);
+  // total = prefill + Σ steps; per output token = Σ steps / 512; tokens/s = 64 · 513 / total.
+  const double total = request["total"]["t_lower_s"].get<double>();
+  CHECK(total == Approx(request["prefill"]["t_lower_s"].get<double>() +
+                        request["decode"]["t_lower_s"].get<double>()));
+  CHECK(request["per_output_token"]["t_lower_s"].get<double>() ==
+        Approx(request["decode"]["t_lower_s"].get<double>() / 512.0));
+  CHECK(request["tokens_per_s"]["at_lower"].get<double>() == Approx(64.0 * 513 / total));
+  CHECK(request["tokens_per_s_per_device"]["at_lower"].get<double>() ==
+        Approx(64.0 * 513 / total / 8.0));
+  CHECK(json["decode"]["critical_batch"]["group_size"] == 8);
+  CHECK(json["fits"] == true);
+}

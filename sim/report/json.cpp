@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/json.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace rsim {
@@ -88,6 +89,62 @@ const Totals* stage_totals(const RunResult& result, const std::string& stage) {
     }
   }
   return nullptr;
+}
+
+Json phase_json(PhaseTimes times) {
+  return Json{{"t_lower_s", times.lower.si()}, {"t_upper_s", times.upper.si()}};
+}
+
+// Tokens per second at the lower bound (the most) and at the upper bound (the least).
+Json rate_json(double tokens, PhaseTimes times) {
+  return Json{{"at_lower", tokens / times.lower.si()}, {"at_upper", tokens / times.upper.si()}};
+}
+
+// The decode step's rates, its critical batch and the request (null outside decode).
+Json decode_json(const RunResult& result) {
+  const Scenario& scenario = result.scenario;
+  if (scenario.workload.phase != "decode") {
+    return nullptr;
+  }
+  const double batch = static_cast<double>(scenario.workload.batch);
+  const double devices = static_cast<double>(scenario.plan.devices());
+  const PhaseTimes step{result.bounds.total.t_lower, result.bounds.total.t_upper};
+  Json record{{"step", phase_json(step)},
+              {"tokens_per_s", rate_json(batch, step)},
+              {"tokens_per_s_per_device", rate_json(batch / devices, step)},
+              {"devices", scenario.plan.devices()}};
+  if (result.decode_critical) {
+    const DecodeCritical& critical = *result.decode_critical;
+    const Json per_device = critical_value(critical.matmuls);
+    record["critical_batch"] = Json{
+        {"matmuls_per_device", per_device},
+        {"matmuls_in_all",
+         per_device.is_null() ? Json(nullptr) : Json(per_device.get<double>() * critical.replicas)},
+        {"replicas", critical.replicas},
+        {"ridge", critical.ridge},
+        {"attention_intensity", critical.attention_intensity},
+        {"group_size", critical.group_size}};
+  }
+  record["request"] = nullptr;
+  if (result.request) {
+    const DecodeRequest& request = *result.request;
+    const double outputs = batch * static_cast<double>(request.steps + 1);
+    record["request"] =
+        Json{{"prompt_tokens", request.prompt_tokens},
+             {"decode_steps", request.steps},
+             {"output_tokens_per_sequence", request.steps + 1},
+             {"prefill", phase_json(request.prefill)},
+             {"first_step", phase_json(request.first_step)},
+             {"last_step", phase_json(request.last_step)},
+             {"decode", phase_json(request.decode)},
+             {"total", phase_json(request.total())},
+             {"per_output_token", phase_json(request.per_output_token())},
+             {"tokens_per_s", rate_json(outputs, request.total())},
+             {"tokens_per_s_per_device", rate_json(outputs / devices, request.total())},
+             {"affine", request.affine},
+             {"evaluations", request.evaluations}};
+  }
+  return record;
 }
 
 Json precision_json(const Precision& precision) {
@@ -290,6 +347,11 @@ Json run_to_json(const RunResult& result) {
          {"lower_over_measured", totals.t_lower / reference.time},
          {"source", reference.source}});
   }
+  // A decode step caches its context and its new token; a request's last step the most.
+  const Json kv_tokens = scenario.workload.phase == "decode"
+                             ? Json(scenario.workload.context +
+                                    std::max<std::int64_t>(scenario.workload.decode_steps, 1))
+                             : Json(nullptr);
   return Json{
       {"scenario", scenario.name},
       {"file", scenario.file},
@@ -299,7 +361,8 @@ Json run_to_json(const RunResult& result) {
       {"workload",
        {{"phase", scenario.workload.phase},
         {"batch", scenario.workload.batch},
-        {"context", scenario.workload.context}}},
+        {"context", scenario.workload.context},
+        {"decode_steps", scenario.workload.decode_steps}}},
       {"variant", scenario.variant.empty() ? Json(nullptr) : Json(scenario.variant)},
       {"precision", precision_json(scenario.precision)},
       {"per_batch_weights", scenario.per_batch_weights},
@@ -312,7 +375,12 @@ Json run_to_json(const RunResult& result) {
         {"activations_bytes", result.footprint.activations.si()},
         {"total_bytes", result.footprint.total().si()},
         {"capacity_bytes", result.footprint.capacity.si()},
+        {"free_bytes", result.footprint.free().si()},
+        {"host_share_bytes", scenario.host_share.si()},
+        {"kv_tokens_per_sequence", kv_tokens},
         {"fits", result.footprint.fits()}}},
+      {"fits", result.footprint.fits()},
+      {"decode", decode_json(result)},
       {"critical_batches", critical_batches_json(result)},
       {"parameters",
        {{"total", result.parameters.total()},

@@ -63,12 +63,19 @@ void write_header(std::ostream& out, const RunResult& result) {
   out << fmt::format("  model      {}: {} parameters; {}\n", scenario.model.name,
                      format_count(static_cast<double>(result.parameters.total())),
                      fmt::join(stage_names, ", "));
-  out << fmt::format("  workload   {}, batch {}{}\n",
-                     scenario.workload.phase == "decode" ? "decode step" : "prefill",
-                     scenario.workload.batch,
-                     scenario.workload.phase == "decode"
-                         ? fmt::format(", context {} tokens", scenario.workload.context)
-                         : std::string());
+  const Workload& workload = scenario.workload;
+  out << fmt::format(
+      "  workload   {}, batch {}{}\n",
+      workload.phase != "decode"  ? "prefill"
+      : workload.decode_steps > 0 ? "decode request (prompt prefill + decode steps)"
+                                  : "decode step",
+      workload.batch,
+      workload.phase != "decode" ? std::string()
+      : workload.decode_steps > 0
+          ? fmt::format(", prompt (context) {} tokens, {} decode steps; the tables below are its "
+                        "first step",
+                        workload.context, workload.decode_steps)
+          : fmt::format(", context {} tokens", workload.context));
   out << fmt::format("  precision  {}\n", describe(precision));
   if (!scenario.per_batch_weights.empty()) {
     out << fmt::format("  per-batch  weights of: {} (one copy per sequence)\n",
@@ -94,21 +101,53 @@ void write_header(std::ostream& out, const RunResult& result) {
     out << fmt::format("  plan       {} on {} devices {{{}}}; rules: {}; figures are per device\n",
                        plan.name, plan.devices(), fmt::join(mesh, ", "), fmt::join(rules, ", "));
   }
-  const Footprint& footprint = result.footprint;
-  out << fmt::format(
-      "  memory     per device: weights {} + KV cache {} + largest op's activations {} = {} of "
-      "{}{}: "
-      "{}\n",
-      bytes(footprint.weights), bytes(footprint.kv_cache), bytes(footprint.activations),
-      bytes(footprint.total()), bytes(footprint.capacity),
-      scenario.host_share.si() > 0.0
-          ? fmt::format(" ({} left to the host)", bytes(scenario.host_share))
-          : std::string(),
-      footprint.fits() ? "fits" : "DOES NOT FIT");
   for (const std::string& note : result.notes) {
     out << fmt::format("  note       {}\n", note);
   }
   out << '\n';
+}
+
+// The per-device memory table; a plan that does not fit says so with the numbers.
+void write_memory(std::ostream& out, const RunResult& result) {
+  const Scenario& scenario = result.scenario;
+  const Footprint& footprint = result.footprint;
+  const MemoryTier& memory = result.roofs.main_memory();
+  const Workload& workload = scenario.workload;
+  std::string when;
+  if (workload.phase == "decode") {
+    // A step holds its cached context and its new token; a request's last step the most.
+    when = fmt::format("; KV cache of {} tokens per sequence{}",
+                       workload.context + std::max<std::int64_t>(workload.decode_steps, 1),
+                       workload.decode_steps > 0 ? ", at the request's last step" : "");
+  }
+  out << fmt::format("Memory per device ({}{}{})\n", memory.name,
+                     scenario.host_share.si() > 0.0
+                         ? fmt::format(", less {} left to the host", bytes(scenario.host_share))
+                         : std::string(),
+                     when);
+  TextTable table({{"part", Align::left}, {"bytes"}, {"of capacity"}});
+  const double capacity = footprint.capacity.si();
+  const auto add = [&](const std::string& part, Bytes size) {
+    table.add_row({part, bytes(size), capacity > 0.0 ? percent(size.si() / capacity) : "-"});
+  };
+  add(scenario.plan.devices() > 1 ? "weights (this device's shard)" : "weights", footprint.weights);
+  add("KV cache", footprint.kv_cache);
+  add("activations (largest op)", footprint.activations);
+  table.add_rule();
+  add("total", footprint.total());
+  add("capacity", footprint.capacity);
+  add(footprint.fits() ? "free" : "short by",
+      footprint.fits() ? footprint.free() : Bytes(0.0) - footprint.free());
+  table.print(out, "  ");
+  if (footprint.fits()) {
+    out << fmt::format("  fits: {} of {} used\n\n", bytes(footprint.total()),
+                       bytes(footprint.capacity));
+  } else {
+    out << fmt::format(
+        "  DOES NOT FIT: needs {} per device, {} available (short by {}); the times below are "
+        "what the plan would take if it fit\n\n",
+        bytes(footprint.total()), bytes(footprint.capacity), bytes(Bytes(0.0) - footprint.free()));
+  }
 }
 
 void write_stages(std::ostream& out, const RunResult& result) {
@@ -305,6 +344,70 @@ void write_references(std::ostream& out, const RunResult& result) {
   out << '\n';
 }
 
+std::string tokens_per_second(double tokens, PhaseTimes time) {
+  return fmt::format("{:.4g} … {:.4g}", tokens / time.upper.si(), tokens / time.lower.si());
+}
+
+// The decode summary: the step, its critical batch, and the request when there is one.
+void write_decode(std::ostream& out, const RunResult& result) {
+  if (result.scenario.workload.phase != "decode") {
+    return;
+  }
+  const Totals& total = result.bounds.total;
+  const double batch = static_cast<double>(result.scenario.workload.batch);
+  const double devices = static_cast<double>(result.scenario.plan.devices());
+  const PhaseTimes step{total.t_lower, total.t_upper};
+  // One step emits one token per sequence: tokens/s = batch / step time.
+  out << fmt::format(
+      "Decode step ({} cached tokens): {} … {}; {} tokens/s in all, {} per device "
+      "({} device{}).\n",
+      result.scenario.workload.context, seconds(step.lower), seconds(step.upper),
+      tokens_per_second(batch, step), tokens_per_second(batch / devices, step), devices,
+      devices > 1.0 ? "s" : "");
+  if (result.decode_critical) {
+    const DecodeCritical& critical = *result.decode_critical;
+    std::string matmuls = "no matmul with a batch axis";
+    if (critical.matmuls) {
+      matmuls = describe_critical(critical.matmuls);
+      if (critical.matmuls->kind == CriticalBatch::Kind::at) {
+        matmuls = fmt::format("{} sequences per device", format_count(critical.matmuls->tokens));
+        if (critical.replicas > 1.0) {
+          matmuls += fmt::format(" ({} in all over {:.4g} data replicas)",
+                                 format_count(critical.matmuls->tokens * critical.replicas),
+                                 critical.replicas);
+        }
+      }
+    }
+    out << fmt::format(
+        "Critical decode batch: the step's matmuls (weights read once, shared by the batch) "
+        "reach the ridge ({:.4g} FLOP/B) at {}; attention stays on the memory roof at {:.3g} "
+        "FLOP/B (G = {} query heads per KV head) whatever the batch.\n",
+        critical.ridge, matmuls, critical.attention_intensity, critical.group_size);
+  }
+  if (result.request) {
+    const DecodeRequest& request = *result.request;
+    const PhaseTimes whole = request.total();
+    const PhaseTimes per_token = request.per_output_token();
+    const double outputs = batch * static_cast<double>(request.steps + 1);
+    out << fmt::format(
+        "Request: prefill of {} prompt tokens (time to first token) {} … {}; {} decode steps "
+        "({} … {} cached tokens: {} … {} per step at the first, {} … {} at the last) {} … {}; "
+        "total {} … {}; {} … {} per output token after the first; {} output tokens per "
+        "sequence: {} tokens/s in all, {} per device. Σ steps {}.\n",
+        request.prompt_tokens, seconds(request.prefill.lower), seconds(request.prefill.upper),
+        request.steps, request.prompt_tokens, request.prompt_tokens + request.steps - 1,
+        seconds(request.first_step.lower), seconds(request.first_step.upper),
+        seconds(request.last_step.lower), seconds(request.last_step.upper),
+        seconds(request.decode.lower), seconds(request.decode.upper), seconds(whole.lower),
+        seconds(whole.upper), seconds(per_token.lower), seconds(per_token.upper), request.steps + 1,
+        tokens_per_second(outputs, whole), tokens_per_second(outputs / devices, whole),
+        request.affine ? "exact from the two ends: the step time is affine in the context"
+                       : fmt::format("over every step ({} cost-model runs): the step time is "
+                                     "not affine in the context",
+                                     request.evaluations));
+  }
+}
+
 }  // namespace
 
 std::string describe_critical(const std::optional<CriticalBatch>& critical) {
@@ -324,6 +427,7 @@ std::string describe_critical(const std::optional<CriticalBatch>& critical) {
 
 void write_run_text(std::ostream& out, const RunResult& result, const TextOptions& options) {
   write_header(out, result);
+  write_memory(out, result);
   write_stages(out, result);
   write_tier_stages(out, result);
   write_top_ops(out, result, options.top_ops);
@@ -338,6 +442,10 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
       memory_name = tier;
     }
   }
+  if (!result.footprint.fits()) {
+    out << fmt::format("DOES NOT FIT in memory ({} needed per device, {} available): if it fit,\n",
+                       bytes(result.footprint.total()), bytes(result.footprint.capacity));
+  }
   out << fmt::format(
       "Bound: {} lower (ops in sequence, each overlapped) … {} upper (nothing "
       "overlapped); {}-bound overall: {} of ΣT_math + ΣT_{} + ΣT_net is on that roof.\n",
@@ -351,15 +459,7 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
         "width of {} (D · T_net / T_math; T_net does not grow with D).\n",
         format_count(*result.critical_d));
   }
-  if (result.scenario.workload.phase == "decode") {
-    // One step emits one token per sequence: tokens/s = batch / step time (at the lower bound).
-    const double batch = static_cast<double>(result.scenario.workload.batch);
-    out << fmt::format(
-        "Decode: a step takes {} … {}: {:.4g} … {:.4g} tokens/s in all, {} per "
-        "output token.\n",
-        seconds(total.t_lower), seconds(total.t_upper), batch / total.t_upper.si(),
-        batch / total.t_lower.si(), seconds(total.t_lower));
-  }
+  write_decode(out, result);
   if (total.t_net.si() > 0.0) {
     std::vector<std::string> tiers;
     for (std::size_t index = 0; index < total.t_net_by_tier.size(); ++index) {
