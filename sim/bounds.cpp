@@ -138,6 +138,12 @@ Seconds block_critical_path(const OpGraph& graph, const CostTable& table,
 
 }  // namespace
 
+std::string bound_label(const Totals& totals) {
+  return totals.bound == Bound::memory && !totals.bound_tier.empty()
+             ? totals.bound_tier
+             : std::string(to_string(totals.bound));
+}
+
 Bounds compute_bounds(const OpGraph& graph, const CostTable& table) {
   Bounds bounds;
   bounds.total =

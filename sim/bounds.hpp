@@ -47,4 +47,7 @@ struct Bounds {
 
 Bounds compute_bounds(const OpGraph& graph, const CostTable& table);
 
+/// The roof that holds a sum: "compute", "network", or its memory tier ("dram", "l2").
+std::string bound_label(const Totals& totals);
+
 }  // namespace rsim

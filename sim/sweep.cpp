@@ -206,12 +206,6 @@ std::vector<std::string> grid_values(const std::vector<SweepAxis>& axes, std::si
   return values;
 }
 
-std::string bound_name(const Totals& totals) {
-  return totals.bound == Bound::memory && !totals.bound_tier.empty()
-             ? totals.bound_tier
-             : std::string(to_string(totals.bound));
-}
-
 class CrossoverFinder {
  public:
   CrossoverFinder(const Evaluator& evaluator, const SweepResult& result)
@@ -325,8 +319,8 @@ class CrossoverFinder {
     for (std::size_t index = 1; index < line.size(); ++index) {
       const SweepPoint& previous = *line[index - 1];
       const SweepPoint& next = *line[index];
-      const std::string from = bound_name(previous.total);
-      const std::string to = bound_name(next.total);
+      const std::string from = bound_label(previous.total);
+      const std::string to = bound_label(next.total);
       if (from == to) {
         continue;
       }
@@ -340,7 +334,7 @@ class CrossoverFinder {
       locate(
           crossover, {previous.values}, x_of(previous), x_of(next),
           [&](const std::vector<SweepPoint>& points) {
-            return bound_name(points.front().total) == to;
+            return bound_label(points.front().total) == to;
           },
           before, after);
       crossover.t_before = before.front().total.t_lower;

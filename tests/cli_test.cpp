@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "cli.hpp"
-
+#include "cli_fixture.hpp"
 #include "test_paths.hpp"
 
 #include <catch2/catch.hpp>
@@ -10,23 +9,8 @@
 
 namespace {
 
-struct Outcome {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
-
-Outcome rsim_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "rsim");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) {
-    argv.push_back(arg.c_str());
-  }
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = rsim::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+using rsim::test::Outcome;
+using rsim::test::rsim_cli;
 
 std::string scenario(const std::string& name) {
   return rsim::test::source_path("scenarios/" + name + ".yaml").string();

@@ -3,7 +3,7 @@
 // it is checked against. Fixtures: tests/data/hf/README.md says where each file comes from.
 #include "sim/hf_config.hpp"
 
-#include "cli.hpp"
+#include "cli_fixture.hpp"
 #include "run_fixture.hpp"
 #include "sim/config.hpp"
 #include "sim/error.hpp"
@@ -55,23 +55,8 @@ void check_same_architecture(const rsim::TransformerSpec& imported,
   CHECK(rsim::count_parameters(imported).total() == rsim::count_parameters(expected).total());
 }
 
-struct Outcome {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
-
-Outcome rsim_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), "rsim");
-  std::vector<const char*> argv;
-  for (const std::string& arg : args) {
-    argv.push_back(arg.c_str());
-  }
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = rsim::run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
+using rsim::test::Outcome;
+using rsim::test::rsim_cli;
 
 // A minimal config around `model_type` and extra keys, for the table-driven defaults.
 std::string small_config(const std::string& model_type, const std::string& extra = "") {

@@ -24,12 +24,6 @@ Seconds memory_side(const Totals& totals) {
   return longest;
 }
 
-std::string roof_of(const Totals& totals) {
-  return totals.bound == Bound::memory && !totals.bound_tier.empty()
-             ? totals.bound_tier
-             : std::string(to_string(totals.bound));
-}
-
 // Why `candidate` ranks below `above`: the term of the sum that grew the most.
 std::string loses_by(const SearchCandidate& candidate, const SearchCandidate& above) {
   const std::array<std::pair<std::string_view, double>, 3> growth{{
@@ -85,15 +79,16 @@ void write_search_text(std::ostream& out, const SearchResult& result, std::size_
   const std::size_t shown = top == 0 ? result.ranked.size() : std::min(top, result.ranked.size());
   for (std::size_t index = 0; index < shown; ++index) {
     const SearchCandidate& candidate = result.ranked[index];
-    table.add_row(
-        {fmt::format("{}", index + 1), candidate.preset,
-         candidate.mesh.empty() ? "one device" : candidate.mesh,
-         fmt::format("{}", candidate.replicas), seconds(candidate.total.t_lower),
-         seconds(candidate.total.t_upper), seconds(candidate.total.t_math),
-         seconds(candidate.total.t_mem), seconds(candidate.total.t_net), roof_of(candidate.total),
-         format_quantity(candidate.footprint.total().si(), Dimension::bytes),
-         fmt::format("{:.4g}", candidate.sequences_per_device_s), candidate.pareto ? "yes" : "",
-         index == 0 ? "-" : loses_by(candidate, result.ranked[index - 1])});
+    table.add_row({fmt::format("{}", index + 1), candidate.preset,
+                   candidate.mesh.empty() ? "one device" : candidate.mesh,
+                   fmt::format("{}", candidate.replicas), seconds(candidate.total.t_lower),
+                   seconds(candidate.total.t_upper), seconds(candidate.total.t_math),
+                   seconds(candidate.total.t_mem), seconds(candidate.total.t_net),
+                   bound_label(candidate.total),
+                   format_quantity(candidate.footprint.total().si(), Dimension::bytes),
+                   fmt::format("{:.4g}", candidate.sequences_per_device_s),
+                   candidate.pareto ? "yes" : "",
+                   index == 0 ? "-" : loses_by(candidate, result.ranked[index - 1])});
   }
   table.print(out, "  ");
   const auto pareto =
@@ -121,7 +116,7 @@ nlohmann::ordered_json search_to_json(const SearchResult& result, std::size_t to
                           {"t_math_s", candidate.total.t_math.si()},
                           {"t_mem_s", candidate.total.t_mem.si()},
                           {"t_net_s", candidate.total.t_net.si()},
-                          {"bound", roof_of(candidate.total)},
+                          {"bound", bound_label(candidate.total)},
                           {"memory_per_device_bytes", candidate.footprint.total().si()},
                           {"sequences_per_device_s", candidate.sequences_per_device_s},
                           {"pareto", candidate.pareto}});

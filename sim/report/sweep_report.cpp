@@ -19,12 +19,6 @@ using Align = TextTable::Align;
 
 std::string seconds(Seconds time) { return format_quantity(time.si(), Dimension::seconds); }
 
-std::string roof_of(const Totals& totals) {
-  return totals.bound == Bound::memory && !totals.bound_tier.empty()
-             ? totals.bound_tier
-             : std::string(to_string(totals.bound));
-}
-
 std::string fixed_values(const SweepResult& result, const SweepCrossover& crossover) {
   std::vector<std::string> parts;
   for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
@@ -51,7 +45,7 @@ Json point_record(const SweepResult& result, const SweepPoint& point) {
               {"t_math_s", total.t_math.si()},
               {"t_mem_s", total.t_mem.si()},
               {"t_net_s", total.t_net.si()},
-              {"bound", roof_of(total)},
+              {"bound", bound_label(total)},
               {"memory_per_device_bytes", point.footprint.total().si()},
               {"capacity_bytes", point.footprint.capacity.si()},
               {"fits", point.footprint.fits()},
@@ -176,7 +170,7 @@ void write_sweep_text(std::ostream& out, const SweepResult& result) {
       const Totals& total = point.total;
       cells.insert(cells.end(),
                    {seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_math),
-                    seconds(total.t_mem), seconds(total.t_net), roof_of(total),
+                    seconds(total.t_mem), seconds(total.t_net), bound_label(total),
                     format_quantity(point.footprint.total().si(), Dimension::bytes),
                     point.footprint.fits() ? "yes" : "NO"});
     }
@@ -268,7 +262,7 @@ void write_sweep_csv(std::ostream& out, const SweepResult& result) {
            {total.t_lower, total.t_upper, total.t_math, total.t_mem, total.t_net}) {
         cells.push_back(fmt::format("{:.17g}", time.si()));
       }
-      cells.push_back(roof_of(total));
+      cells.push_back(bound_label(total));
       cells.push_back(fmt::format("{:.17g}", point.footprint.total().si()));
       cells.emplace_back(point.footprint.fits() ? "true" : "false");
       cells.emplace_back();
