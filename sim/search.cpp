@@ -17,6 +17,7 @@ namespace {
 constexpr std::array kObjectiveNames{
     Named<SearchObjective>{SearchObjective::latency, "latency"},
     Named<SearchObjective>{SearchObjective::throughput, "throughput"},
+    Named<SearchObjective>{SearchObjective::cost, "cost"},
 };
 
 // Why a plan was not costed, by a phrase of its error (first match), else "invalid plan".

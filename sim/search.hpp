@@ -9,8 +9,10 @@
 
 namespace rsim {
 
-/// What a plan search ranks by: the step's lower bound, or work per device-second.
-enum class SearchObjective { latency, throughput };
+/// What a plan search ranks by: the lower bound (latency), sequences per device-second
+/// (throughput), or device-seconds per sequence (cost: devices × lower bound / batch, the
+/// reciprocal of throughput, reported as what a sequence costs in accelerator time).
+enum class SearchObjective { latency, throughput, cost };
 std::optional<SearchObjective> parse_search_objective(std::string_view name);
 std::string_view to_string(SearchObjective objective);
 

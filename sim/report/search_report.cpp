@@ -24,8 +24,17 @@ Seconds memory_side(const Totals& totals) {
   return longest;
 }
 
-// Why `candidate` ranks below `above`: the term of the sum that grew the most.
-std::string loses_by(const SearchCandidate& candidate, const SearchCandidate& above) {
+// Why `candidate` ranks below `above`: by throughput or cost, the work per device-second it
+// gives up; by latency, the term of the sum that grew the most.
+std::string loses_by(const SearchCandidate& candidate, const SearchCandidate& above,
+                     SearchObjective objective) {
+  if (objective != SearchObjective::latency) {
+    return fmt::format(
+        "−{:.3g} % seq/s/device (+{} device-seconds per sequence)",
+        100.0 * (1.0 - candidate.sequences_per_device_s / above.sequences_per_device_s),
+        format_quantity(1.0 / candidate.sequences_per_device_s - 1.0 / above.sequences_per_device_s,
+                        Dimension::seconds));
+  }
   const std::array<std::pair<std::string_view, double>, 3> growth{{
       {"ΣT_math", (candidate.total.t_math - above.total.t_math).si()},
       {"ΣT_memory", (memory_side(candidate.total) - memory_side(above.total)).si()},
@@ -74,21 +83,24 @@ void write_search_text(std::ostream& out, const SearchResult& result, std::size_
                    {"bound", Align::left},
                    {"memory/device"},
                    {"seq/s/device"},
+                   {"device·s/seq"},
                    {"Pareto", Align::left},
                    {"vs the one above", Align::left}});
   const std::size_t shown = top == 0 ? result.ranked.size() : std::min(top, result.ranked.size());
   for (std::size_t index = 0; index < shown; ++index) {
     const SearchCandidate& candidate = result.ranked[index];
-    table.add_row({fmt::format("{}", index + 1), candidate.preset,
-                   candidate.mesh.empty() ? "one device" : candidate.mesh,
-                   fmt::format("{}", candidate.replicas), seconds(candidate.total.t_lower),
-                   seconds(candidate.total.t_upper), seconds(candidate.total.t_math),
-                   seconds(candidate.total.t_mem), seconds(candidate.total.t_net),
-                   bound_label(candidate.total),
-                   format_quantity(candidate.footprint.total().si(), Dimension::bytes),
-                   fmt::format("{:.4g}", candidate.sequences_per_device_s),
-                   candidate.pareto ? "yes" : "",
-                   index == 0 ? "-" : loses_by(candidate, result.ranked[index - 1])});
+    table.add_row(
+        {fmt::format("{}", index + 1), candidate.preset,
+         candidate.mesh.empty() ? "one device" : candidate.mesh,
+         fmt::format("{}", candidate.replicas), seconds(candidate.total.t_lower),
+         seconds(candidate.total.t_upper), seconds(candidate.total.t_math),
+         seconds(candidate.total.t_mem), seconds(candidate.total.t_net),
+         bound_label(candidate.total),
+         format_quantity(candidate.footprint.total().si(), Dimension::bytes),
+         fmt::format("{:.4g}", candidate.sequences_per_device_s),
+         format_quantity(1.0 / candidate.sequences_per_device_s, Dimension::seconds),
+         candidate.pareto ? "yes" : "",
+         index == 0 ? "-" : loses_by(candidate, result.ranked[index - 1], result.objective)});
   }
   table.print(out, "  ");
   const auto pareto =
@@ -119,6 +131,7 @@ nlohmann::ordered_json search_to_json(const SearchResult& result, std::size_t to
                           {"bound", bound_label(candidate.total)},
                           {"memory_per_device_bytes", candidate.footprint.total().si()},
                           {"sequences_per_device_s", candidate.sequences_per_device_s},
+                          {"device_seconds_per_sequence", 1.0 / candidate.sequences_per_device_s},
                           {"pareto", candidate.pareto}});
   }
   Json rejected = Json::object();

@@ -410,7 +410,7 @@ int search_command(const SearchOptionsCli& options, std::ostream& out) {
   const auto objective = parse_search_objective(options.objective);
   if (!objective) {
     throw InputError(
-        fmt::format("--objective {}: expected latency or throughput", options.objective));
+        fmt::format("--objective {}: expected latency, throughput or cost", options.objective));
   }
   Scenario scenario =
       load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
@@ -756,7 +756,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       ->required()
       ->check(CLI::PositiveNumber);
   search->add_option("--objective", search_options.objective,
-                     "latency (lowest lower bound) or throughput (sequences per device-second)");
+                     "latency (lowest lower bound), throughput (sequences per device-second) or "
+                     "cost (device-seconds per sequence)");
   search->add_option("--top", search_options.top, "Plans to print (0 = all)");
 
   ThresholdOptions threshold_options;
