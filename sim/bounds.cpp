@@ -55,19 +55,14 @@ Totals sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::Array
       bytes->second += op.collective.bytes * count;
     }
   }
-  // The memory side is held by the tier with the largest Σ time (main memory on ties).
-  std::size_t slowest = 0;
-  for (std::size_t tier = 1; tier < totals.t_by_tier.size(); ++tier) {
-    slowest = totals.t_by_tier[tier].second > totals.t_by_tier[slowest].second ? tier : slowest;
-  }
-  const Seconds t_memory_side =
-      totals.t_by_tier.empty() ? totals.t_mem : totals.t_by_tier[slowest].second;
+  const MemorySide side = memory_side(totals);
+  const Seconds t_memory_side = side.time;
   totals.t_overlapped = std::max({totals.t_math, t_memory_side, totals.t_net});
   totals.bound = totals.t_net > std::max(totals.t_math, t_memory_side) ? Bound::network
                  : totals.t_math > t_memory_side                       ? Bound::compute
                                                                        : Bound::memory;
-  if (totals.bound == Bound::memory && !totals.t_by_tier.empty()) {
-    totals.bound_tier = totals.t_by_tier[slowest].first;
+  if (totals.bound == Bound::memory) {
+    totals.bound_tier = side.tier;
   }
   return totals;
 }
@@ -137,6 +132,17 @@ Seconds block_critical_path(const OpGraph& graph, const CostTable& table,
 }
 
 }  // namespace
+
+MemorySide memory_side(const Totals& totals) {
+  MemorySide side{totals.t_by_tier.empty() ? std::string() : totals.t_by_tier.front().first,
+                  totals.t_mem};
+  for (const auto& [tier, time] : totals.t_by_tier) {
+    if (time > side.time) {
+      side = {tier, time};
+    }
+  }
+  return side;
+}
 
 std::string bound_label(const Totals& totals) {
   return totals.bound == Bound::memory && !totals.bound_tier.empty()

@@ -50,4 +50,12 @@ Bounds compute_bounds(const OpGraph& graph, const CostTable& table);
 /// The roof that holds a sum: "compute", "network", or its memory tier ("dram", "l2").
 std::string bound_label(const Totals& totals);
 
+/// The memory side of a sum: the tier with the largest Σ time (main memory on ties; its name is
+/// empty for a sum of no ops).
+struct MemorySide {
+  std::string tier;
+  Seconds time;
+};
+MemorySide memory_side(const Totals& totals);
+
 }  // namespace rsim

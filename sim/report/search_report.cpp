@@ -16,14 +16,6 @@ using Align = TextTable::Align;
 
 std::string seconds(Seconds time) { return format_quantity(time.si(), Dimension::seconds); }
 
-Seconds memory_side(const Totals& totals) {
-  Seconds longest = totals.t_mem;
-  for (const auto& [tier, time] : totals.t_by_tier) {
-    longest = std::max(longest, time);
-  }
-  return longest;
-}
-
 // Why `candidate` ranks below `above`: by throughput or cost, the work per device-second it
 // gives up; by latency, the term of the sum that grew the most.
 std::string loses_by(const SearchCandidate& candidate, const SearchCandidate& above,
@@ -37,7 +29,7 @@ std::string loses_by(const SearchCandidate& candidate, const SearchCandidate& ab
   }
   const std::array<std::pair<std::string_view, double>, 3> growth{{
       {"ΣT_math", (candidate.total.t_math - above.total.t_math).si()},
-      {"ΣT_memory", (memory_side(candidate.total) - memory_side(above.total)).si()},
+      {"ΣT_memory", (memory_side(candidate.total).time - memory_side(above.total).time).si()},
       {"ΣT_net", (candidate.total.t_net - above.total.t_net).si()},
   }};
   const auto largest =

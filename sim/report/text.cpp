@@ -220,11 +220,8 @@ void write_tier_stages(std::ostream& out, const RunResult& result) {
     cells.push_back(totals.ideal_bytes.si() > 0.0
                         ? fmt::format("{:.3f}×", totals.bytes / totals.ideal_bytes)
                         : std::string("-"));
-    std::size_t slowest = 0;
-    for (std::size_t index = 1; index < totals.t_by_tier.size(); ++index) {
-      slowest = totals.t_by_tier[index].second > totals.t_by_tier[slowest].second ? index : slowest;
-    }
-    cells.push_back(totals.t_by_tier.empty() ? "-" : totals.t_by_tier[slowest].first);
+    const std::string side = memory_side(totals).tier;
+    cells.push_back(side.empty() ? "-" : side);
     table.add_row(cells);
   };
   for (const GroupBounds& stage : result.bounds.stages) {
@@ -434,14 +431,8 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
   write_references(out, result);
   const Totals& total = result.bounds.total;
   // The memory side is the tier with the largest Σ time (DRAM, or L2 on an H100 GEMM).
-  Seconds t_memory = total.t_mem;
-  std::string memory_name = result.roofs.main_memory().name;
-  for (const auto& [tier, time] : total.t_by_tier) {
-    if (time > t_memory) {
-      t_memory = time;
-      memory_name = tier;
-    }
-  }
+  const auto [side_tier, t_memory] = memory_side(total);
+  const std::string memory_name = side_tier.empty() ? result.roofs.main_memory().name : side_tier;
   if (!result.footprint.fits()) {
     out << fmt::format("DOES NOT FIT in memory ({} needed per device, {} available): if it fit,\n",
                        bytes(result.footprint.total()), bytes(result.footprint.capacity));
