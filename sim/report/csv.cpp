@@ -44,9 +44,11 @@ void flatten(const nlohmann::ordered_json& record, const std::string& prefix,
   }
 }
 
+}  // namespace
+
 // Writes records as a header line (every flattened key, in order of first appearance) and one
 // line per record; a record lacking a column leaves it empty.
-void write_records(std::ostream& out, const std::vector<nlohmann::ordered_json>& records) {
+void write_records_csv(std::ostream& out, const std::vector<nlohmann::ordered_json>& records) {
   if (records.empty()) {
     return;
   }
@@ -72,15 +74,13 @@ void write_records(std::ostream& out, const std::vector<nlohmann::ordered_json>&
   }
 }
 
-}  // namespace
-
 void write_run_csv(std::ostream& out, const RunResult& result) {
   std::vector<nlohmann::ordered_json> records;
   for (std::size_t row = 0; row < result.table.order.size(); ++row) {
     records.push_back(op_record(result.graph.op(result.table.order[row]), result.table.costs[row],
                                 result.critical[row]));
   }
-  write_records(out, records);
+  write_records_csv(out, records);
 }
 
 void write_roofs_csv(std::ostream& out, const Roofs& roofs) {
@@ -88,7 +88,7 @@ void write_roofs_csv(std::ostream& out, const Roofs& roofs) {
   for (const Ridge& ridge : ridges(roofs)) {
     records.push_back(ridge_record(roofs, ridge));
   }
-  write_records(out, records);
+  write_records_csv(out, records);
 }
 
 void write_whatif_csv(std::ostream& out, const std::vector<RunResult>& runs) {
@@ -96,19 +96,19 @@ void write_whatif_csv(std::ostream& out, const std::vector<RunResult>& runs) {
   for (const RunResult& run : runs) {
     records.push_back(variant_record(run, runs.front()));
   }
-  write_records(out, records);
+  write_records_csv(out, records);
 }
 
 void write_record_csv(std::ostream& out, const nlohmann::ordered_json& record) {
-  write_records(out, {record});
+  write_records_csv(out, {record});
 }
 
 void write_collective_csv(std::ostream& out, const CollectiveResult& result) {
-  write_records(out, {collective_to_json(result)});
+  write_records_csv(out, {collective_to_json(result)});
 }
 
 void write_matmul_csv(std::ostream& out, const MatmulResult& result) {
-  write_records(out, {matmul_to_json(result)});
+  write_records_csv(out, {matmul_to_json(result)});
 }
 
 }  // namespace rsim

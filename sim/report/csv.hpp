@@ -15,6 +15,9 @@ void write_run_csv(std::ostream& out, const RunResult& result);
 void write_roofs_csv(std::ostream& out, const Roofs& roofs);
 /// A header and one row with the matmul's figures.
 void write_matmul_csv(std::ostream& out, const MatmulResult& result);
+/// Records as CSV: nested objects become dotted columns ("bytes_by_tier.dram"), the header is
+/// every column in order of first appearance, a record lacking one leaves it empty.
+void write_records_csv(std::ostream& out, const std::vector<nlohmann::ordered_json>& records);
 /// A header and one row for any flat record (JSON object of scalars).
 void write_record_csv(std::ostream& out, const nlohmann::ordered_json& record);
 /// A header and one row with the collective's figures.

@@ -2,6 +2,7 @@
 #include "sim/report/sweep_report.hpp"
 
 #include "sim/error.hpp"
+#include "sim/report/csv.hpp"
 #include "sim/report/table.hpp"
 
 #include <fmt/format.h>
@@ -235,40 +236,30 @@ nlohmann::ordered_json sweep_to_json(const SweepResult& result) {
 }
 
 void write_sweep_csv(std::ostream& out, const SweepResult& result) {
-  std::vector<std::string> header;
-  for (const SweepAxis& axis : result.axes) {
-    header.push_back(axis.key);
-  }
-  for (const char* name : {"t_lower_s", "t_upper_s", "t_math_s", "t_mem_s", "t_net_s", "bound",
-                           "memory_per_device_bytes", "fits", "error"}) {
-    header.emplace_back(name);
-  }
-  out << fmt::format("{}\n", fmt::join(header, ","));
+  std::vector<Json> records;
   for (const SweepPoint& point : result.points) {
     if (!point.evaluated) {
       continue;
     }
-    std::vector<std::string> cells = point.values;
-    if (!point.error.empty()) {
-      cells.insert(cells.end(), 8, "");
-      std::string quoted = "\"";
-      for (char character : point.error) {
-        quoted += character == '"' ? std::string("\"\"") : std::string(1, character);
-      }
-      cells.push_back(quoted + "\"");
-    } else {
-      const Totals& total = point.total;
-      for (const Seconds time :
-           {total.t_lower, total.t_upper, total.t_math, total.t_mem, total.t_net}) {
-        cells.push_back(fmt::format("{:.17g}", time.si()));
-      }
-      cells.push_back(bound_label(total));
-      cells.push_back(fmt::format("{:.17g}", point.footprint.total().si()));
-      cells.emplace_back(point.footprint.fits() ? "true" : "false");
-      cells.emplace_back();
+    const bool valid = point.error.empty();
+    const Totals& total = point.total;
+    Json record = Json::object();
+    for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
+      record[result.axes[axis].key] = point.values[axis];
     }
-    out << fmt::format("{}\n", fmt::join(cells, ","));
+    const auto figure = [&](double value) { return valid ? Json(value) : Json(nullptr); };
+    record["t_lower_s"] = figure(total.t_lower.si());
+    record["t_upper_s"] = figure(total.t_upper.si());
+    record["t_math_s"] = figure(total.t_math.si());
+    record["t_mem_s"] = figure(total.t_mem.si());
+    record["t_net_s"] = figure(total.t_net.si());
+    record["bound"] = valid ? Json(bound_label(total)) : Json(nullptr);
+    record["memory_per_device_bytes"] = figure(point.footprint.total().si());
+    record["fits"] = valid ? Json(point.footprint.fits()) : Json(nullptr);
+    record["error"] = valid ? Json(nullptr) : Json(point.error);
+    records.push_back(std::move(record));
   }
+  write_records_csv(out, records);
 }
 
 }  // namespace rsim

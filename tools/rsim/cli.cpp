@@ -419,7 +419,10 @@ int search_command(const SearchOptionsCli& options, std::ostream& out) {
   const SearchResult result = search_plans(scenario, roofs, options.devices, *objective);
   return emit(
       options.scenario.roofs.format, out, [&] { return search_to_json(result, options.top); },
-      [&](std::ostream& stream) { write_record_csv(stream, search_to_json(result, options.top)); },
+      [&](std::ostream& stream) {
+        const auto ranked = search_to_json(result, options.top)["ranked"];
+        write_records_csv(stream, {ranked.begin(), ranked.end()});
+      },
       [&](std::ostream& stream) { write_search_text(stream, result, options.top); });
 }
 
