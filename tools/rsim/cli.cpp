@@ -291,6 +291,18 @@ bool runs_charts(const ScenarioOptions& options, const std::vector<RunResult>& r
       [&] { return render_bars_text(bars); });
 }
 
+// Runs side by side (whatif, compare): their charts, or the table / JSON / CSV.
+int emit_runs(const ScenarioOptions& options, const std::vector<RunResult>& runs,
+              const std::string& title, std::ostream& out) {
+  if (runs_charts(options, runs, title, out)) {
+    return kExitOk;
+  }
+  return emit(
+      options.roofs.format, out, [&] { return whatif_to_json(runs); },
+      [&](std::ostream& stream) { write_whatif_csv(stream, runs); },
+      [&](std::ostream& stream) { write_whatif_text(stream, runs); });
+}
+
 int whatif_command(const ScenarioOptions& options, std::ostream& out) {
   std::vector<Scenario> scenarios;
   if (options.variant.empty()) {
@@ -305,13 +317,7 @@ int whatif_command(const ScenarioOptions& options, std::ostream& out) {
   for (Scenario& scenario : scenarios) {
     runs.push_back(run_scenario(std::move(scenario), options));
   }
-  if (runs_charts(options, runs, "What if: " + runs.front().scenario.name, out)) {
-    return kExitOk;
-  }
-  return emit(
-      options.roofs.format, out, [&] { return whatif_to_json(runs); },
-      [&](std::ostream& stream) { write_whatif_csv(stream, runs); },
-      [&](std::ostream& stream) { write_whatif_text(stream, runs); });
+  return emit_runs(options, runs, "What if: " + runs.front().scenario.name, out);
 }
 
 struct SweepOptionsCli {
@@ -438,13 +444,7 @@ int compare_command(const ScenarioOptions& options, const std::vector<std::strin
     scenario.variant = "plan " + plan;
     runs.push_back(run_scenario(std::move(scenario), options));
   }
-  if (runs_charts(options, runs, "Plans: " + runs.front().scenario.name, out)) {
-    return kExitOk;
-  }
-  return emit(
-      options.roofs.format, out, [&] { return whatif_to_json(runs); },
-      [&](std::ostream& stream) { write_whatif_csv(stream, runs); },
-      [&](std::ostream& stream) { write_whatif_text(stream, runs); });
+  return emit_runs(options, runs, "Plans: " + runs.front().scenario.name, out);
 }
 
 struct ThresholdOptions {
