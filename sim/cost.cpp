@@ -92,10 +92,8 @@ TileBudget tile_budget(const MemoryTier& inner, const Roofs& roofs) {
 // A shared tier (one instance over per-SM tiers: L2) can also keep full-K panels resident while
 // successive waves sweep the region below them.
 bool holds_panels(const MemoryTier& inner, const Roofs& roofs) {
-  return inner.count == 1 &&
-         std::any_of(roofs.memory.begin(), roofs.memory.end(),
-                     [](const MemoryTier& tier) { return tier.count > 1; }) &&
-         &inner != &roofs.main_memory();
+  return inner.count == 1 && std::any_of(roofs.memory.begin(), roofs.memory.end(),
+                                         [](const MemoryTier& tier) { return tier.count > 1; });
 }
 
 // The traffic a tier serves when `inner` holds the tile: the user's tile for matmuls where one is

@@ -50,7 +50,7 @@ std::vector<std::string> range_values(std::string_view spec, std::string_view wh
       colon == std::string_view::npos ? std::string_view("1") : spec.substr(colon + 1);
   const bool doubling = step_text == "log2";
   const auto step = doubling ? std::optional<std::int64_t>(2) : parse_integer(step_text);
-  if (!low || !high || !step || *low < 1 || *high < *low || *step < 1 || (doubling && *low < 1)) {
+  if (!low || !high || !step || *low < 1 || *high < *low || *step < 1) {
     throw InputError(
         fmt::format("{}: '{}': expected LO..HI, LO..HI:STEP or LO..HI:log2 with "
                     "1 ≤ LO ≤ HI and STEP ≥ 1",
