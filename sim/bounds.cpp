@@ -76,10 +76,12 @@ Eigen::ArrayXd select(const OpGraph& graph, const CostTable& table, Predicate pr
   return mask;
 }
 
-// The critical path of one block: its ops (one instance, the same count for all) list-scheduled
-// in topological order on two streams, the device (compute and memory: max(T_math, T_mem)) and
-// the network (T_net), each op starting when its producers in the block are done and its stream
-// is free; × the block's count. Weight gathers have no producers, so they overlap compute.
+// The critical path of one block: its ops list-scheduled in topological order on two streams, the
+// device (compute and memory: max(T_math, T_mem)) and the network (T_net), each op starting when
+// its producers in the block are done and its stream is free; × the block's count (its most
+// frequent op's). An op that runs fewer times than that (a gradient reduced once per step after
+// several microbatches, an optimizer update) is spread evenly over the instances: count /
+// block count of its time in each. Weight gathers have no producers, so they overlap compute.
 Seconds block_critical_path(const OpGraph& graph, const CostTable& table,
                             const Eigen::ArrayXd& mask) {
   std::vector<double> finish(graph.size(), 0.0);
@@ -88,6 +90,9 @@ Seconds block_critical_path(const OpGraph& graph, const CostTable& table,
   double network_free = 0.0;
   double makespan = 0.0;
   double count = 0.0;
+  for (Eigen::Index row = 0; row < mask.size(); ++row) {
+    count = mask(row) != 0.0 ? std::max(count, table.counts(row)) : count;
+  }
   // Issue order: topological, except that an op with no producers (a weight gather) is issued
   // just before the op it feeds, as a prefetching runtime would.
   std::vector<std::size_t> position(graph.size(), 0);
@@ -121,12 +126,12 @@ Seconds block_critical_path(const OpGraph& graph, const CostTable& table,
     }
     const bool network = graph.op(vertex).kind == OpKind::collective;
     double& stream = network ? network_free : device_free;
-    const double duration =
-        network ? table.times(index, CostTable::kNetworkColumn) : device_time(table, index);
+    const double share = table.counts(index) / count;
+    const double duration = share * (network ? table.times(index, CostTable::kNetworkColumn)
+                                             : device_time(table, index));
     finish[vertex] = std::max(ready, stream) + duration;
     stream = finish[vertex];
     makespan = std::max(makespan, finish[vertex]);
-    count = table.counts(index);
   }
   return Seconds(makespan * count);
 }

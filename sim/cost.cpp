@@ -22,7 +22,7 @@ double visible_pairs(const AttentionShape& shape) {
 
 double attention_flops(const AttentionShape& shape) {
   return 4.0 * static_cast<double>(shape.batch) * static_cast<double>(shape.heads) *
-         static_cast<double>(shape.head_dim) * visible_pairs(shape);
+         static_cast<double>(shape.head_dim) * visible_pairs(shape) * shape.flops_scale;
 }
 
 // The einsum operands of a matmul: activation and weight (a bias, if any, comes third).

@@ -3,6 +3,7 @@
 
 #include "sim/error.hpp"
 #include "sim/named.hpp"
+#include "sim/training.hpp"
 
 #include <boost/graph/topological_sort.hpp>
 #include <fmt/format.h>
@@ -57,6 +58,13 @@ constexpr std::array kOpKindNames{
     Named<OpKind>{OpKind::collective, "collective"},
 };
 
+constexpr std::array kPassNames{
+    Named<Pass>{Pass::forward, "forward"},
+    Named<Pass>{Pass::recompute, "recompute"},
+    Named<Pass>{Pass::backward, "backward"},
+    Named<Pass>{Pass::optimizer, "optimizer"},
+};
+
 // Builds the ops of one stage. Each op is added once per repeated structure with its count.
 class StageBuilder {
  public:
@@ -65,22 +73,23 @@ class StageBuilder {
         stage_(stage),
         spec_(stage.component),
         graph_(graph),
-        batch_(scenario.workload.batch * stage.images) {}
+        batch_(scenario.workload.microbatch() * stage.images),
+        runs_(stage.steps * scenario.workload.training.microbatches) {}
 
   /// Adds every op of the stage; returns its last op, which later stages depend on.
   OpGraph::Vertex build(std::optional<OpGraph::Vertex> upstream) {
     upstream_ = upstream;
     block_ = "embed";
-    count_ = stage_.steps;
+    count_ = runs_;
     add_embedding();
     for (const DenseLayer& layer : stage_.pre) {
       add_dense(layer);
     }
     block_ = "layer";
-    count_ = stage_.steps * spec_.num_layers;
+    count_ = runs_ * spec_.num_layers;
     add_layer();
     block_ = "head";
-    count_ = stage_.steps;
+    count_ = runs_;
     add_norm("final_norm");
     for (const DenseLayer& layer : stage_.post) {
       add_dense(layer);
@@ -457,6 +466,7 @@ class StageBuilder {
   const TransformerSpec& spec_;
   OpGraph& graph_;
   std::int64_t batch_;
+  std::int64_t runs_;  // runs of the stage: its steps × a training step's microbatches
   std::string block_;
   std::int64_t count_ = 1;
   std::optional<OpGraph::Vertex> upstream_;
@@ -480,6 +490,8 @@ std::string_view to_string(TensorRole role) {
 }
 
 std::string_view to_string(OpKind kind) { return name_of(kind, kOpKindNames); }
+
+std::string_view to_string(Pass pass) { return name_of(pass, kPassNames); }
 
 std::int64_t Tensor::elements() const {
   std::int64_t product = 1;
@@ -538,7 +550,12 @@ OpGraph build_graph(const Scenario& scenario) {
     if (const auto writer = builder.kv_writer()) {
       kv_writers.emplace_back(stage.name, *writer);
     }
-    graph.stages.push_back({stage.name, stage.steps, stage.component.num_layers, stage.context});
+    graph.stages.push_back({stage.name, stage.steps, stage.component.num_layers, stage.context,
+                            scenario.workload.training.microbatches,
+                            scenario.workload.training.pipeline_interleave});
+  }
+  if (scenario.workload.phase == "train") {
+    add_training_passes(graph, scenario);
   }
   return graph;
 }

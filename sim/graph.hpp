@@ -43,6 +43,10 @@ struct Tensor {
 enum class OpKind { matmul, attention, elementwise, embedding_gather, kv_cache_write, collective };
 std::string_view to_string(OpKind kind);
 
+/// The pass of a training step an op belongs to (inference graphs are all forward).
+enum class Pass { forward, recompute, backward, optimizer };
+std::string_view to_string(Pass pass);
+
 /// The shape of one fused attention (FMHA: the scores stay on chip): queries of this stage against
 /// keys of this stage plus any cache.
 struct AttentionShape {
@@ -52,6 +56,7 @@ struct AttentionShape {
   std::int64_t cached_tokens = 0;  ///< tokens of an earlier stage read from the KV cache
   std::int64_t heads = 0;          ///< query heads
   std::int64_t head_dim = 0;
+  double flops_scale = 1.0;  ///< a backward pass's FLOPs over the forward's (FlashAttention-2: 2.5)
   /// Key/value tokens each query can see: cached + this stage's.
   [[nodiscard]] std::int64_t kv_tokens() const { return cached_tokens + query_tokens; }
 };
@@ -61,9 +66,13 @@ struct AttentionShape {
 struct Op {
   std::string name;   ///< e.g. "qkv_proj"
   std::string stage;  ///< e.g. "prefix"
-  std::string block;  ///< "embed", "layer" or "head"
+  std::string block;  ///< "embed", "layer", "head" or "optimizer"
   std::int64_t count = 1;
   OpKind kind = OpKind::elementwise;
+  Pass pass = Pass::forward;
+  /// Instances whose outputs are summed locally before one reduction: a weight gradient over the
+  /// microbatches of a step, so its data-parallel reduction runs count / accumulated times.
+  std::int64_t accumulated = 1;
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
   std::string compute_path;  ///< matmuls: the precision's path; elementwise: the vector path
@@ -92,6 +101,7 @@ class OpGraph {
   Vertex add_op(Op op);
   void add_edge(Vertex producer, Vertex consumer, std::string tensor);
   [[nodiscard]] const Op& op(Vertex vertex) const { return graph_[vertex]; }
+  [[nodiscard]] Op& mutable_op(Vertex vertex) { return graph_[vertex]; }
   [[nodiscard]] std::size_t size() const { return boost::num_vertices(graph_); }
   [[nodiscard]] std::size_t edge_count() const { return boost::num_edges(graph_); }
   /// Ops in a topological order (producers before consumers; ties in insertion order).
@@ -100,9 +110,11 @@ class OpGraph {
   /// A stage of the graph, in the order the model runs them.
   struct Stage {
     std::string name;
-    std::int64_t steps = 1;    ///< runs per inference (π0.5's denoising steps)
-    std::int64_t layers = 1;   ///< transformer blocks per run
-    std::int64_t context = 0;  ///< tokens already in its own KV cache (decode)
+    std::int64_t steps = 1;            ///< runs per inference (π0.5's denoising steps)
+    std::int64_t layers = 1;           ///< transformer blocks per run
+    std::int64_t context = 0;          ///< tokens already in its own KV cache (decode)
+    std::int64_t microbatches = 1;     ///< a training step's microbatches
+    std::int64_t pipeline_chunks = 1;  ///< layer chunks per pipeline stage (interleaving)
   };
   std::vector<Stage> stages;
 

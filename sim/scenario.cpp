@@ -19,6 +19,7 @@ constexpr std::array kElementwiseKinds{
     Named<ElementwiseKind>{ElementwiseKind::rope, "rope"},
     Named<ElementwiseKind>{ElementwiseKind::embedding, "embedding"},
     Named<ElementwiseKind>{ElementwiseKind::softmax, "softmax"},
+    Named<ElementwiseKind>{ElementwiseKind::optimizer, "optimizer"},
 };
 
 // A preset reference: resolution failures point at the key that named the preset.
@@ -38,14 +39,102 @@ Fusion parse_fusion(const ConfigNode& node) {
   fusion.attention_fused = node.at("attention").as_choice({"fused", "unfused"}) == "fused";
   for (const ConfigNode& item : node.at("into_matmul").items()) {
     fusion.into_matmul.push_back(parse_named(item, kElementwiseKinds));
+    if (fusion.into_matmul.back() == ElementwiseKind::optimizer) {
+      item.fail(
+          "the optimizer step reads and writes every parameter; it is not fused into a matmul");
+    }
   }
   return fusion;
 }
 
-Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
-  node.allow_only({"phase", "batch", "seq_len", "context", "decode_steps", "lm_head"});
+constexpr std::array kRecomputeNames{
+    Named<Recompute>{Recompute::none, "none"},
+    Named<Recompute>{Recompute::selective, "selective"},
+    Named<Recompute>{Recompute::full, "full"},
+};
+constexpr std::array kOptimizerNames{
+    Named<Optimizer>{Optimizer::adam, "adam"},
+    Named<Optimizer>{Optimizer::sgd, "sgd"},
+};
+
+// phase: train — one step over `batch` sequences (or `global_batch_tokens` / seq_len) of a
+// single-stage model, split into `microbatches`; the loss reads the logits of every token.
+Workload parse_training(const ConfigNode& node, ModelSpec& model) {
+  const ConfigNode& phase = node.at("phase");
+  if (model.composite) {
+    phase.fail(fmt::format("training is modelled for single-stage models; '{}' has {} stages",
+                           model.name, model.stages.size()));
+  }
+  for (std::string_view key : {"context", "decode_steps", "lm_head"}) {
+    if (const ConfigNode* other = node.find(key)) {
+      other->fail(fmt::format(
+          "'{}' is not a training key (a training step computes the logits of every token)", key));
+    }
+  }
   Workload workload;
-  workload.phase = node.at("phase").as_choice({"prefill", "decode"});
+  workload.phase = "train";
+  StageSpec& stage = model.stages.front();
+  if (stage.component.vision) {
+    phase.fail("training a vision encoder is not modelled (it has no token loss)");
+  }
+  workload.seq_len = node.at("seq_len").as_positive_int();
+  const ConfigNode* batch = node.find("batch");
+  const ConfigNode* tokens = node.find("global_batch_tokens");
+  if ((batch == nullptr) == (tokens == nullptr)) {
+    node.fail("give exactly one of 'batch' (sequences per step) and 'global_batch_tokens'");
+  }
+  if (batch != nullptr) {
+    workload.batch = batch->as_positive_int();
+  } else {
+    const std::int64_t total = tokens->as_positive_int();
+    if (total % workload.seq_len != 0) {
+      tokens->fail(fmt::format("{} tokens are not a whole number of {}-token sequences", total,
+                               workload.seq_len));
+    }
+    workload.batch = total / workload.seq_len;
+  }
+  Training& training = workload.training;
+  if (const ConfigNode* microbatches = node.find("microbatches")) {
+    training.microbatches = microbatches->as_positive_int();
+    if (workload.batch % training.microbatches != 0) {
+      microbatches->fail(fmt::format("{} sequences do not split into {} equal microbatches",
+                                     workload.batch, training.microbatches));
+    }
+  }
+  if (const ConfigNode* recompute = node.find("recompute")) {
+    training.recompute = parse_named(*recompute, kRecomputeNames);
+  }
+  if (const ConfigNode* optimizer = node.find("optimizer")) {
+    training.optimizer = parse_named(*optimizer, kOptimizerNames);
+  }
+  if (const ConfigNode* interleave = node.find("pipeline_interleave")) {
+    training.pipeline_interleave = interleave->as_positive_int();
+    if (stage.component.num_layers % training.pipeline_interleave != 0) {
+      interleave->fail(fmt::format("{} layers do not split into {} chunks",
+                                   stage.component.num_layers, training.pipeline_interleave));
+    }
+  }
+  stage.tokens = workload.seq_len;
+  stage.embedded_tokens = stage.component.vocab_size > 0 ? workload.seq_len : 0;
+  stage.lm_head = stage.component.vocab_size > 0 ? LmHead::all_tokens : LmHead::none;
+  return workload;
+}
+
+Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
+  node.allow_only({"phase", "batch", "seq_len", "context", "decode_steps", "lm_head",
+                   "global_batch_tokens", "microbatches", "recompute", "optimizer",
+                   "pipeline_interleave"});
+  Workload workload;
+  workload.phase = node.at("phase").as_choice({"prefill", "decode", "train"});
+  if (workload.phase == "train") {
+    return parse_training(node, model);
+  }
+  for (std::string_view key :
+       {"global_batch_tokens", "microbatches", "recompute", "optimizer", "pipeline_interleave"}) {
+    if (const ConfigNode* train_only = node.find(key)) {
+      train_only->fail(fmt::format("'{}' is for phase: train", key));
+    }
+  }
   workload.batch = node.at("batch").as_positive_int();
   if (workload.phase == "decode") {
     const ConfigNode& phase = node.at("phase");
@@ -253,6 +342,9 @@ const ConfigNode* find_variant(const ConfigNode* variants, const std::string& na
 }
 
 }  // namespace
+
+std::string_view to_string(Recompute recompute) { return name_of(recompute, kRecomputeNames); }
+std::string_view to_string(Optimizer optimizer) { return name_of(optimizer, kOptimizerNames); }
 
 const std::vector<std::string_view>& matmul_groups() {
   static const std::vector<std::string_view> kGroups{

@@ -18,7 +18,8 @@
 namespace rsim {
 
 /// Elementwise op families; a scenario may declare some fused into a neighbouring matmul.
-enum class ElementwiseKind { norm, activation, residual, rope, embedding, softmax };
+/// `optimizer` is a training step's parameter update (never fused).
+enum class ElementwiseKind { norm, activation, residual, rope, embedding, softmax, optimizer };
 std::string_view to_string(ElementwiseKind kind);
 
 /// What the kernels keep on chip (the fusion assumption behind every byte count).
@@ -28,18 +29,43 @@ struct Fusion {
   [[nodiscard]] bool is_fused(ElementwiseKind kind) const;
 };
 
+/// Activation recomputation in training (Korthikanti et al. 2022, "Reducing Activation
+/// Recomputation in Large Transformer Models"): none keeps every op's saved input for the
+/// backward pass; selective drops attention's internals and recomputes the attention op; full
+/// keeps only each layer's input and re-runs the whole layer's forward before its backward.
+enum class Recompute { none, selective, full };
+std::string_view to_string(Recompute recompute);
+
+/// The optimizer a training step ends with; it sets the state kept per parameter.
+enum class Optimizer { adam, sgd };
+std::string_view to_string(Optimizer optimizer);
+
+/// A training step (`phase: train`): the global batch is split into microbatches (gradient
+/// accumulation, or the microbatches a pipeline keeps in flight); each runs forward and backward,
+/// gradients are summed locally and reduced once, then the optimizer updates every parameter.
+struct Training {
+  std::int64_t microbatches = 1;  ///< per step, per data-parallel replica
+  Recompute recompute = Recompute::none;
+  Optimizer optimizer = Optimizer::adam;
+  std::int64_t pipeline_interleave = 1;  ///< layer chunks per pipeline stage (Megatron v)
+};
+
 /// What is run: the phase, the batch and (for single-stage models) the sequence length.
 /// prefill: every token of every stage at once; decode: one new token per sequence attending to
-/// `context` cached tokens (one step of autoregressive generation).
+/// `context` cached tokens (one step of autoregressive generation); train: forward, backward and
+/// the optimizer step over `batch` sequences of `seq_len` tokens.
 struct Workload {
   std::string phase = "prefill";
-  std::int64_t batch = 1;
+  std::int64_t batch = 1;    ///< sequences (train: the global batch of one step)
   std::int64_t seq_len = 0;  ///< prefill of a single-stage model; composites fix their lengths
   std::int64_t context = 0;  ///< decode: tokens already in the KV cache (a request's prompt)
   /// decode: 0 costs one step; N > 0 costs a whole request: the prefill of the `context`-token
   /// prompt (which emits the first output token), then N decode steps with `context` …
   /// `context + N − 1` cached tokens (N + 1 output tokens per sequence).
   std::int64_t decode_steps = 0;
+  Training training;  ///< phase train only
+  /// Sequences one microbatch holds before any data-parallel split: batch / microbatches.
+  [[nodiscard]] std::int64_t microbatch() const { return batch / training.microbatches; }
 };
 
 /// Makes a single-stage decoder's stage one decode step: one new token per sequence against

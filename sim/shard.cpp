@@ -123,6 +123,7 @@ Op collective_op(const Op& op, CollectiveKind kind, const std::string& suffix, B
   result.count = op.count;
   result.group = op.group;
   result.kind = OpKind::collective;
+  result.pass = op.pass;
   result.compute_path = op.compute_path;
   result.collective.kind = kind;
   result.collective.bytes = bytes;
@@ -176,6 +177,8 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
       result.after.push_back(collective_op(
           op, out_axis.empty() ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter,
           out_axis.empty() ? "all_reduce" : "reduce_scatter", partial, mesh, sharder.plan()));
+      // A gradient summed over a step's microbatches is reduced once per step.
+      result.after.back().count = op.count / op.accumulated;
       if (!out_axis.empty()) {
         shard_output(out_axis, mesh.name);
       }
@@ -287,6 +290,60 @@ std::vector<Op> reshard(const Tensor& produced, const Layout& from, const Op& co
   return result;
 }
 
+// Pipeline parallelism: the rule `layers: AXIS` gives each device of AXIS (p stages) L/p of the
+// layers, so every op of the layer blocks runs count/p times per device; a training step sends
+// each microbatch's activations forward and its gradients back across every stage boundary
+// (with v interleaved chunks per stage, v times: Narayanan et al. 2021, §2.2). The bubble is the
+// analysis's: it needs the costed times.
+void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vertex boundary,
+                    const Bytes boundary_bytes) {
+  const std::optional<std::string> axis = plan.mesh_axis_for("layers", false);
+  if (!axis) {
+    return;
+  }
+  const MeshAxis& mesh = *plan.find_axis(*axis);
+  if (mesh.size == 1) {
+    return;
+  }
+  OpGraph& graph = sharded.graph;
+  bool training = false;
+  for (const OpGraph::Stage& stage : graph.stages) {
+    const std::int64_t chunks = mesh.size * stage.pipeline_chunks;
+    if (stage.layers % chunks != 0) {
+      throw InputError(fmt::format(
+          "plan '{}': {} layers of stage '{}' do not split over mesh axis '{}' ({} stages{})",
+          plan.name, stage.layers, stage.name, mesh.name, mesh.size,
+          stage.pipeline_chunks > 1 ? fmt::format(" × {} chunks", stage.pipeline_chunks) : ""));
+    }
+  }
+  for (OpGraph::Vertex vertex = 0; vertex < graph.size(); ++vertex) {
+    Op& op = graph.mutable_op(vertex);
+    if (op.block == "layer") {
+      op.count /= mesh.size;
+    }
+    training = training || op.pass == Pass::backward;
+  }
+  const Op last = graph.op(boundary);
+  for (const OpGraph::Stage& stage : graph.stages) {
+    if (stage.name != last.stage) {
+      continue;
+    }
+    for (const Pass pass : {Pass::forward, Pass::backward}) {
+      if (pass == Pass::backward && !training) {
+        continue;
+      }
+      const std::string direction = pass == Pass::forward ? "send_activations" : "send_gradients";
+      Op send =
+          collective_op(last, CollectiveKind::send_recv, direction, boundary_bytes, mesh, plan);
+      send.name = "pipeline." + direction;
+      send.collective.axes = {2};  // neighbouring stages: one hop
+      send.count = stage.steps * stage.microbatches * stage.pipeline_chunks;
+      send.pass = pass;
+      graph.add_op(std::move(send));
+    }
+  }
+}
+
 }  // namespace
 
 ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
@@ -305,14 +362,23 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
   std::map<std::tuple<OpGraph::Vertex, double, std::string>, OpGraph::Vertex> gathered;
   double stored_weights = 0.0;
   double all_weights = 0.0;
+  // Pipeline stages each hold their own layers' weights.
+  const std::optional<std::string> pipeline_axis = plan.mesh_axis_for("layers", false);
+  const double pipeline_stages =
+      pipeline_axis ? static_cast<double>(plan.find_axis(*pipeline_axis)->size) : 1.0;
+  std::optional<OpGraph::Vertex> boundary;
+  Bytes boundary_bytes;
   for (OpGraph::Vertex vertex : graph.topological_order()) {
     const Op& op = graph.op(vertex);
-    if (op.kind != OpKind::embedding_gather) {  // a gather reads rows of a replicated table
+    if (op.kind != OpKind::embedding_gather && op.pass == Pass::forward) {
+      // A gather reads rows of a replicated table; other passes reuse the forward's weights.
       for (const Tensor& tensor : op.inputs) {
         if (tensor.role == TensorRole::weight) {
           const auto count = static_cast<double>(op.count);
+          const double stages = op.block == "layer" ? pipeline_stages : 1.0;
           all_weights += tensor.bytes().si() * count;
-          stored_weights += sharder.local(tensor, sharder.layout(tensor, op)).bytes().si() * count;
+          stored_weights +=
+              sharder.local(tensor, sharder.layout(tensor, op)).bytes().si() * count / stages;
         }
       }
     }
@@ -378,6 +444,14 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       sharded.graph.add_edge(from, *first, "");
     }
     placed[vertex] = {*first, *previous, output, parts.output_layout};
+    if (op.block == "layer" && op.pass == Pass::forward && !op.outputs.empty()) {
+      // The layer's output crosses a pipeline stage boundary.
+      boundary = *previous;
+      boundary_bytes = sharder.local(output, parts.output_layout).bytes();
+    }
+  }
+  if (boundary) {
+    place_pipeline(sharded, plan, *boundary, boundary_bytes);
   }
   sharded.weight_fraction = all_weights > 0.0 ? stored_weights / all_weights : 1.0;
   return sharded;

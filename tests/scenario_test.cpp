@@ -86,7 +86,7 @@ TEST_CASE("each class of bad scenario input is a file:line:col error", "[scenari
       {"scenario_unknown_mode.yaml",
        ":3:7: error: 'mode': NVIDIA Jetson AGX Thor T5000 has no mode '60W' (modes: MAXN, 120W)"},
       {"scenario_unknown_phase.yaml",
-       ":4:19: error: 'workload.phase': expected one of: prefill, decode; got \"train\""},
+       ":4:19: error: 'workload.phase': expected one of: prefill, decode, train; got \"finetune\""},
       {"scenario_reference_not_time.yaml",
        ":8:27: error: 'reference[0].time': expected a time like \"63 ms\" or \"2 us\" (positive, "
        "with a unit), got \"63 GB\""},
