@@ -432,6 +432,77 @@ class StageBuilder {
     add_residual("mlp_residual", block_input);
   }
 
+  // Mixture of experts (Mixtral's MixtralSparseMoeBlock): a router matmul [D, E] and top-k per
+  // token, a dispatch that copies each token to its k experts' rows, the expert MLPs as batched
+  // matmuls over an `experts` axis (weights and activations), and a combine that sums each
+  // token's k expert outputs weighted by its router probabilities. T = batch · seq tokens make
+  // T·k expert rows, routed evenly (capacity factor 1): the experts hit are E_hit = min(E, T·k)
+  // (a decode step with few tokens reads only their weights), each running
+  // ⌈T·k / E_hit⌉ rows (the expert capacity; exact when E_hit divides T·k).
+  void add_moe_block() {
+    const std::int64_t tokens = stage_.tokens;
+    const std::int64_t k = spec_.experts_per_token;
+    const OpGraph::Vertex block_input = *last_;
+    add_norm("mlp_norm");
+    const OpGraph::Vertex normed = *last_;
+    const std::vector<Axis> token_axes{batch(), seq(tokens), embed()};
+    const Axis router{"router", spec_.num_experts};
+    const Axis topk{"topk", k};
+    add(matmul("router", "router", activation("x_norm", token_axes),
+               weight("router.weight", {embed(), router}), {batch(), seq(tokens), router}, 0),
+        {normed});
+    // Softmax over the E logits (kSoftmaxFlops each) and k passes of a max over them (E
+    // compares each), per token; counted per output element (k per token).
+    const double topk_flops = (kSoftmaxFlops + static_cast<double>(k)) *
+                              static_cast<double>(spec_.num_experts) / static_cast<double>(k);
+    const OpGraph::Vertex gates =
+        add(elementwise("router_topk", ElementwiseKind::routing, topk_flops,
+                        {activation("router_logits", {batch(), seq(tokens), router})},
+                        activation("gates", {batch(), seq(tokens), topk})),
+            previous());
+    const std::int64_t assignments = batch_ * tokens * k;
+    const std::int64_t experts_hit = std::min(spec_.num_experts, assignments);
+    const Axis experts{"experts", experts_hit};
+    const Axis rows{"expert_tokens", (assignments + experts_hit - 1) / experts_hit};
+    const Axis mlp{"mlp", spec_.intermediate_size};
+    // Dispatch: a copy of the rows (no arithmetic).
+    add(elementwise(
+            "dispatch", ElementwiseKind::routing, 0.0,
+            {activation("x_norm", token_axes), activation("gates", {batch(), seq(tokens), topk})},
+            activation("expert_in", {experts, rows, embed()})),
+        {normed, gates});
+    std::vector<Axis> up_weight{experts, embed(), mlp};
+    std::vector<Axis> up_out{experts, rows, mlp};
+    if (spec_.gated_mlp) {
+      up_weight.insert(up_weight.begin() + 2, Axis{"gate_up", 2});
+      up_out.insert(up_out.begin() + 2, Axis{"gate_up", 2});
+    }
+    const std::int64_t up_features = (spec_.gated_mlp ? 2 : 1) * spec_.intermediate_size;
+    // Expert biases, if any, are per expert: E_hit × features.
+    add(matmul(spec_.gated_mlp ? "expert_gate_up_proj" : "expert_up_proj", "experts",
+               activation("expert_in", {experts, rows, embed()}),
+               weight("experts.up.weight", up_weight), up_out,
+               spec_.mlp_bias ? experts_hit * up_features : 0),
+        previous());
+    const double act_flops =
+        activation_flops(spec_.activation) + (spec_.gated_mlp ? kGateMultiplyFlops : 0.0);
+    add(elementwise("expert_act", ElementwiseKind::activation, act_flops,
+                    {activation("expert_up", up_out)},
+                    activation("expert_hidden", {experts, rows, mlp})),
+        previous());
+    add(matmul("expert_down_proj", "experts", activation("expert_hidden", {experts, rows, mlp}),
+               weight("experts.down.weight", {experts, mlp, embed()}), {experts, rows, embed()},
+               spec_.mlp_bias ? experts_hit * spec_.hidden_size : 0),
+        previous());
+    // Combine: per output element k products with the gates and k − 1 sums.
+    add(elementwise("combine", ElementwiseKind::routing, static_cast<double>(2 * k - 1),
+                    {activation("expert_out", {experts, rows, embed()}),
+                     activation("gates", {batch(), seq(tokens), topk})},
+                    activation("branch", token_axes)),
+        {*last_, gates});
+    add_residual("mlp_residual", block_input);
+  }
+
   void add_layer() {
     if (!last_) {
       // A stage with no embedding op starts from its upstream (vision tokens → prefix).
@@ -439,7 +510,11 @@ class StageBuilder {
       last_ = upstream_;
     }
     add_attention_block();
-    add_mlp_block();
+    if (spec_.moe()) {
+      add_moe_block();
+    } else {
+      add_mlp_block();
+    }
   }
 
   void add_lm_head() {
@@ -551,7 +626,7 @@ OpGraph build_graph(const Scenario& scenario) {
       kv_writers.emplace_back(stage.name, *writer);
     }
     graph.stages.push_back({stage.name, stage.steps, stage.component.num_layers, stage.context,
-                            scenario.workload.training.microbatches,
+                            stage.component.num_experts, scenario.workload.training.microbatches,
                             scenario.workload.training.pipeline_interleave});
   }
   if (scenario.workload.phase == "train") {

@@ -17,7 +17,9 @@
 namespace rsim {
 
 /// One named logical axis of a tensor: batch, seq, kv_seq, embed, heads, kv_heads, head_dim,
-/// qkv_heads, gate_up, mlp, vocab, patch, cond, features. The parallel plans shard by these names.
+/// qkv_heads, gate_up, mlp, vocab, patch, cond, features; MoE blocks add router (one logit per
+/// expert), topk, experts and expert_tokens (the rows each expert runs). The parallel plans shard
+/// by these names.
 struct Axis {
   std::string name;
   std::int64_t size = 1;
@@ -113,6 +115,7 @@ class OpGraph {
     std::int64_t steps = 1;            ///< runs per inference (π0.5's denoising steps)
     std::int64_t layers = 1;           ///< transformer blocks per run
     std::int64_t context = 0;          ///< tokens already in its own KV cache (decode)
+    std::int64_t experts = 0;          ///< E of an MoE stack (its expert weights stored); 0: dense
     std::int64_t microbatches = 1;     ///< a training step's microbatches
     std::int64_t pipeline_chunks = 1;  ///< layer chunks per pipeline stage (interleaving)
   };

@@ -34,6 +34,8 @@ struct Architecture {
   /// MLP width as a multiple of hidden_size when intermediate_size is absent or null (0: required).
   std::int64_t default_ffn_multiple = 0;
   std::string_view not_modelled;  ///< non-empty: what rsim cannot represent (import refuses)
+  /// Its modelling code routes tokens to num_local_experts MLPs (MixtralSparseMoeBlock).
+  bool local_experts = false;
 };
 
 // LlamaConfig, MistralConfig, MixtralConfig: tie_word_embeddings=False; GemmaConfig: True;
@@ -45,7 +47,7 @@ constexpr std::array kArchitectures{
     Architecture{"mistral", true, NormKind::rmsnorm, PositionEmbedding::rope, false, false, false,
                  0, ""},
     Architecture{"mixtral", true, NormKind::rmsnorm, PositionEmbedding::rope, false, false, false,
-                 0, ""},
+                 0, "", true},
     Architecture{"gemma", true, NormKind::rmsnorm, PositionEmbedding::rope, true, false, false, 0,
                  ""},
     Architecture{"gpt2", false, NormKind::layernorm, PositionEmbedding::learned, true, true, true,
@@ -96,10 +98,12 @@ struct Unmodelled {
   std::string_view feature;
   std::int64_t above = 0;  ///< refused when the key is an integer greater than this
 };
+// Mixtral's num_local_experts is modelled (see parse_experts); these MoE keys belong to routers
+// with shared experts, expert groups or per-layer dense/MoE patterns that rsim does not have.
 constexpr std::array kUnmodelled{
-    Unmodelled{"num_local_experts", "MoE", 1},  // Mixtral
-    Unmodelled{"num_experts", "MoE", 1},        // Qwen2-MoE, OLMoE
-    Unmodelled{"n_routed_experts", "MoE", 1},   // DeepSeek
+    Unmodelled{"num_experts", "MoE with Qwen2-MoE/OLMoE routing (shared experts, sparse steps)", 1},
+    Unmodelled{"n_routed_experts", "MoE with DeepSeek routing (shared experts, expert groups)", 1},
+    Unmodelled{"n_shared_experts", "shared experts beside the routed ones", 0},
     Unmodelled{"sliding_window", "sliding-window attention", 0},
 };
 
@@ -371,6 +375,35 @@ void refuse_unmodelled(const HfConfig& config) {
   }
 }
 
+// Mixtral: num_local_experts E and num_experts_per_tok k (MixtralConfig defaults 8 and 2 are
+// not assumed: a config without them is refused). Other model_types have no experts.
+void parse_experts(const HfConfig& config, const Architecture& architecture,
+                   TransformerSpec& spec) {
+  const Json* experts = config.find("num_local_experts");
+  if (!architecture.local_experts) {
+    if (experts != nullptr && experts->is_number_integer() && experts->get<std::int64_t>() > 1) {
+      config.fail("num_local_experts",
+                  fmt::format("MoE (num_local_experts: {}) on model_type {}, whose modelling code "
+                              "has a dense MLP; rsim will not import it as a different model",
+                              experts->dump(), architecture.model_type));
+    }
+    return;
+  }
+  if (experts == nullptr) {
+    config.fail_missing("'num_local_experts' (model_type mixtral routes tokens to experts)");
+  }
+  spec.num_experts = config.positive_int("num_local_experts");
+  if (config.find("num_experts_per_tok") == nullptr) {
+    config.fail_missing("'num_experts_per_tok' (k, the experts each token runs)");
+  }
+  spec.experts_per_token = config.positive_int("num_experts_per_tok");
+  if (spec.experts_per_token > spec.num_experts) {
+    config.fail("num_experts_per_tok",
+                fmt::format("expected 1 ≤ num_experts_per_tok ≤ num_local_experts ({}), got {}",
+                            spec.num_experts, spec.experts_per_token));
+  }
+}
+
 Activation parse_activation(const HfConfig& config) {
   for (const std::string_view key : kActivationKeys) {
     if (config.find(key) == nullptr) {
@@ -466,6 +499,7 @@ TransformerSpec parse_hf_config(const std::string& text, const std::string& file
     }
     spec.max_position_embeddings = *positions;
   }
+  parse_experts(config, architecture, spec);
   return spec;
 }
 
@@ -504,6 +538,10 @@ std::string model_yaml(const TransformerSpec& spec) {
   if (spec.vision) {
     fmt::format_to(out, "vision: {{image_size: {}, patch_size: {}, num_channels: {}}}\n",
                    spec.vision->image_size, spec.vision->patch_size, spec.vision->num_channels);
+  }
+  if (spec.moe()) {
+    fmt::format_to(out, "num_local_experts: {}\nnum_experts_per_tok: {}\n", spec.num_experts,
+                   spec.experts_per_token);
   }
   return yaml;
 }

@@ -188,6 +188,29 @@ ModelSpec parse_composite(const ConfigNode& document, const PresetResolver& reso
   return model;
 }
 
+// num_local_experts E (0 or absent: dense) and num_experts_per_tok k, 1 ≤ k ≤ E.
+void parse_experts(const ConfigNode& document, TransformerSpec& spec) {
+  const ConfigNode* experts = document.find("num_local_experts");
+  const ConfigNode* per_token = document.find("num_experts_per_tok");
+  spec.num_experts = experts != nullptr ? experts->as_count() : 0;
+  if (spec.num_experts == 0) {
+    if (per_token != nullptr) {
+      per_token->fail("needs 'num_local_experts' ≥ 1 (a dense MLP has no experts to pick)");
+    }
+    return;
+  }
+  if (per_token == nullptr) {
+    experts->fail(
+        fmt::format("{} experts need 'num_experts_per_tok' (k, the experts each token runs)",
+                    spec.num_experts));
+  }
+  spec.experts_per_token = per_token->as_positive_int();
+  if (spec.experts_per_token > spec.num_experts) {
+    per_token->fail(fmt::format("expected 1 ≤ num_experts_per_tok ≤ num_local_experts ({}), got {}",
+                                spec.num_experts, spec.experts_per_token));
+  }
+}
+
 std::int64_t norm_parameters(const TransformerSpec& spec, const StageSpec* stage) {
   const std::int64_t width = spec.hidden_size;
   if (stage != nullptr && stage->adaptive_norm) {
@@ -214,11 +237,27 @@ const StageSpec* ModelSpec::find_stage(std::string_view stage_name) const {
 }
 
 TransformerSpec parse_transformer(const ConfigNode& document) {
-  document.allow_only({"name", "source", "architecture", "hidden_size", "num_hidden_layers",
-                       "num_attention_heads", "num_key_value_heads", "head_dim",
-                       "intermediate_size", "hidden_act", "gated_mlp", "norm", "vocab_size",
-                       "tie_word_embeddings", "attention_bias", "mlp_bias", "position_embedding",
-                       "max_position_embeddings", "vision"});
+  document.allow_only({"name",
+                       "source",
+                       "architecture",
+                       "hidden_size",
+                       "num_hidden_layers",
+                       "num_attention_heads",
+                       "num_key_value_heads",
+                       "head_dim",
+                       "intermediate_size",
+                       "hidden_act",
+                       "gated_mlp",
+                       "norm",
+                       "vocab_size",
+                       "tie_word_embeddings",
+                       "attention_bias",
+                       "mlp_bias",
+                       "position_embedding",
+                       "max_position_embeddings",
+                       "vision",
+                       "num_local_experts",
+                       "num_experts_per_tok"});
   TransformerSpec spec;
   spec.file = document.mark().file;
   spec.name = document.at("name").as_string();
@@ -257,6 +296,7 @@ TransformerSpec parse_transformer(const ConfigNode& document) {
     document.at("position_embedding")
         .fail("learned positions need 'max_position_embeddings' (or a 'vision' input)");
   }
+  parse_experts(document, spec);
   return spec;
 }
 
@@ -269,14 +309,23 @@ std::int64_t block_parameters(const TransformerSpec& spec, const StageSpec* stag
   if (spec.attention_bias) {
     attention += q_width + 2 * kv_width + width;
   }
-  // MLP: gated = gate, up, down (3DF); plain = up, down (2DF).
+  // MoE: E expert MLPs and the router, a bias-free [D, E] linear (Mixtral's `gate`).
+  const std::int64_t mlp = spec.moe()
+                               ? spec.num_experts * mlp_parameters(spec) + width * spec.num_experts
+                               : mlp_parameters(spec);
+  return attention + mlp + 2 * norm_parameters(spec, stage);
+}
+
+std::int64_t mlp_parameters(const TransformerSpec& spec) {
+  // Gated = gate, up, down (3DF); plain = up, down (2DF).
+  const std::int64_t width = spec.hidden_size;
   const std::int64_t ffn = spec.intermediate_size;
   const std::int64_t up_width = spec.gated_mlp ? 2 * ffn : ffn;
   std::int64_t mlp = width * up_width + ffn * width;
   if (spec.mlp_bias) {
     mlp += up_width + width;
   }
-  return attention + mlp + 2 * norm_parameters(spec, stage);
+  return mlp;
 }
 
 ParameterCount count_parameters(const TransformerSpec& spec) {
@@ -294,6 +343,10 @@ ParameterCount count_parameters(const TransformerSpec& spec) {
     count.embedding += positions * spec.hidden_size;
   }
   count.layers = spec.num_layers * block_parameters(spec, nullptr);
+  if (spec.moe()) {
+    count.inactive_experts =
+        spec.num_layers * (spec.num_experts - spec.experts_per_token) * mlp_parameters(spec);
+  }
   count.final_norm = norm_parameters(spec, nullptr);
   if (spec.vocab_size > 0 && !spec.tied_embeddings) {
     count.lm_head = spec.vocab_size * spec.hidden_size;
@@ -322,6 +375,7 @@ ParameterCount count_parameters(const ModelSpec& model) {
     total.final_norm += count.final_norm;
     total.lm_head += count.lm_head;
     total.extra += count.extra;
+    total.inactive_experts += count.inactive_experts;
   }
   return total;
 }

@@ -57,9 +57,14 @@ struct TransformerSpec {
   PositionEmbedding position = PositionEmbedding::rope;
   std::int64_t max_position_embeddings = 0;  ///< learned positions only
   std::optional<VisionInput> vision;
+  /// Mixture of experts (Mixtral): E expert MLPs of intermediate_size per block and a router
+  /// [hidden_size, E]; each token runs its top-k experts. 0: a dense MLP.
+  std::int64_t num_experts = 0;
+  std::int64_t experts_per_token = 0;  ///< k (top-k routing); 0 for a dense MLP
 
   /// Query heads per KV head (G in the scaling book).
   [[nodiscard]] std::int64_t group_size() const { return num_heads / num_kv_heads; }
+  [[nodiscard]] bool moe() const { return num_experts > 0; }
 };
 
 /// A dense layer outside the transformer blocks (projector, time MLP, action in/out).
@@ -112,13 +117,19 @@ struct ParameterCount {
   std::int64_t final_norm = 0;
   std::int64_t lm_head = 0;  ///< untied vocabulary projection only
   std::int64_t extra = 0;    ///< dense layers outside the blocks
+  /// Of `layers`: the expert MLPs a token does not run, (E − k) per MoE block (0 when dense).
+  std::int64_t inactive_experts = 0;
   [[nodiscard]] std::int64_t total() const {
     return embedding + layers + final_norm + lm_head + extra;
   }
+  /// Parameters one token uses: all but the experts it is not routed to (Mixtral: "12.9B active").
+  [[nodiscard]] std::int64_t active() const { return total() - inactive_experts; }
 };
 
-/// Parameters of one transformer block (attention, MLP, its two norms).
+/// Parameters of one transformer block (attention, MLP or E experts and the router, its two norms).
 std::int64_t block_parameters(const TransformerSpec& spec, const StageSpec* stage = nullptr);
+/// Parameters of one MLP (one expert of an MoE block): gate/up and down, with their biases.
+std::int64_t mlp_parameters(const TransformerSpec& spec);
 ParameterCount count_parameters(const TransformerSpec& spec);
 ParameterCount count_parameters(const StageSpec& stage);
 ParameterCount count_parameters(const ModelSpec& model);

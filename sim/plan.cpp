@@ -184,6 +184,13 @@ const std::vector<PlanPreset>& plan_presets() {
        {{"embed", "model"}},
        {}},
       {"shard_batch", "sequences split over 'model'", {{"batch", "model"}}, {}},
+      // Expert parallelism (GShard, DeepSpeed-MoE): each device holds E/N experts and the
+      // tokens of B/N sequences (attention is data parallel); the dispatch and the combine of
+      // each MoE block are all-to-alls over 'expert' (scaling book: two AllToAlls per block).
+      {"expert_parallel",
+       "experts and sequences split over 'expert' (MoE: two all-to-alls per block)",
+       {{"batch", "expert"}, {"experts", "expert"}},
+       {}},
   };
   return kPresets;
 }

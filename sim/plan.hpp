@@ -39,7 +39,7 @@ struct Plan {
 };
 
 /// A preset's rules: single, data_parallel, megatron_tp, sequence_parallel, fsdp, fsdp_tp,
-/// shard_d, shard_batch.
+/// shard_d, shard_batch, expert_parallel.
 struct PlanPreset {
   std::string_view name;
   std::string_view description;

@@ -19,6 +19,7 @@ constexpr std::array kElementwiseKinds{
     Named<ElementwiseKind>{ElementwiseKind::rope, "rope"},
     Named<ElementwiseKind>{ElementwiseKind::embedding, "embedding"},
     Named<ElementwiseKind>{ElementwiseKind::softmax, "softmax"},
+    Named<ElementwiseKind>{ElementwiseKind::routing, "routing"},
     Named<ElementwiseKind>{ElementwiseKind::optimizer, "optimizer"},
 };
 
@@ -242,10 +243,38 @@ bool Fusion::is_fused(ElementwiseKind kind) const {
 
 namespace {
 
+// A mesh axis that splits the experts must divide E (every device holds E / N of them); the
+// error points at that axis of the mesh.
+void check_expert_axis(const ConfigNode& node, const Plan& plan, const ModelSpec& model) {
+  for (const bool weight : {true, false}) {
+    const auto mesh_name = plan.mesh_axis_for("experts", weight);
+    const MeshAxis* mesh = mesh_name ? plan.find_axis(*mesh_name) : nullptr;
+    for (const StageSpec& stage : model.stages) {
+      const std::int64_t experts = stage.component.num_experts;
+      if (mesh == nullptr || experts == 0 || experts % mesh->size == 0) {
+        continue;
+      }
+      const ConfigNode* mesh_node = node.find("mesh");
+      const ConfigNode* axis_node = mesh_node != nullptr ? mesh_node->find(mesh->name) : nullptr;
+      (axis_node != nullptr ? *axis_node : node)
+          .fail(fmt::format("plan '{}' shards the experts over mesh axis '{}' ({} devices), which "
+                            "does not divide the {} experts (num_local_experts) of '{}'; expected "
+                            "a size that divides {}",
+                            plan.name, mesh->name, mesh->size, experts, stage.component.name,
+                            experts));
+    }
+  }
+}
+
 std::vector<std::string> parse_per_batch_weights(const ConfigNode& node) {
   std::vector<std::string> groups;
   for (const ConfigNode& item : node.items()) {
     const std::string group = item.as_string();
+    if (group == "experts") {
+      item.fail(
+          "the expert matmuls run on rows gathered from every sequence: per-sequence weights do "
+          "not apply to them");
+    }
     bool known = false;
     for (std::string_view candidate : matmul_groups()) {
       known = known || candidate == group;
@@ -348,7 +377,8 @@ std::string_view to_string(Optimizer optimizer) { return name_of(optimizer, kOpt
 
 const std::vector<std::string_view>& matmul_groups() {
   static const std::vector<std::string_view> kGroups{
-      "attention", "mlp", "modulation", "dense", "patch_embed", "lm_head", "attention_scores"};
+      "attention",        "mlp",    "modulation", "dense", "patch_embed", "lm_head",
+      "attention_scores", "router", "experts"};
   return kGroups;
 }
 
@@ -420,6 +450,7 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   }
   if (const ConfigNode* plan = document.find("plan")) {
     scenario.plan = parse_plan(*plan, scenario.hardware);
+    check_expert_axis(*plan, scenario.plan, scenario.model);
   }
   if (const ConfigNode* sweep = document.find("sweep")) {
     // KEY: VALUES (a string like "1..4096:log2" or a list); checked by `rsim sweep`.

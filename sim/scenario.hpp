@@ -18,8 +18,18 @@
 namespace rsim {
 
 /// Elementwise op families; a scenario may declare some fused into a neighbouring matmul.
-/// `optimizer` is a training step's parameter update (never fused).
-enum class ElementwiseKind { norm, activation, residual, rope, embedding, softmax, optimizer };
+/// `optimizer` is a training step's parameter update (never fused); `routing` an MoE block's
+/// router top-k, dispatch to the experts and weighted combine.
+enum class ElementwiseKind {
+  norm,
+  activation,
+  residual,
+  rope,
+  embedding,
+  softmax,
+  routing,
+  optimizer
+};
 std::string_view to_string(ElementwiseKind kind);
 
 /// What the kernels keep on chip (the fusion assumption behind every byte count).
@@ -81,7 +91,8 @@ struct Reference {
 
 /// Matmul groups: the unit of per-batch weights and of the critical batch per group.
 /// attention (qkv_proj, o_proj), mlp (gate_up/up, down), modulation (adaRMSNorm), dense (a
-/// stage's pre/post layers), patch_embed, lm_head, attention_scores (unfused QKᵀ and AV).
+/// stage's pre/post layers), patch_embed, lm_head, attention_scores (unfused QKᵀ and AV), router
+/// (an MoE block's [D, E] router), experts (its expert gate_up/up and down, batched over experts).
 const std::vector<std::string_view>& matmul_groups();
 
 /// A validated scenario: hardware + mode, model, workload, precision, fusion, references.

@@ -46,6 +46,18 @@ class Sharder {
           continue;
         }
         if (found->size % mesh.size != 0) {
+          // The experts a decode step hits (E_hit = T·k < E; E itself divides, shard_graph
+          // checks) are spread over the devices: each holds at most ⌈E_hit / N⌉ of them.
+          if (found->name == "experts") {
+            note(
+                fmt::format("{}: {} experts hit do not divide over mesh axis '{}' ({}): each "
+                            "device runs at most {}",
+                            op.stage, found->size, mesh.name, mesh.size,
+                            (found->size + mesh.size - 1) / mesh.size));
+            result[static_cast<std::size_t>(found - tensor.axes.begin())] = mesh_name;
+            used.push_back(mesh_name);
+            continue;
+          }
           // KV heads and query groups (MQA/GQA) and short sequences (the last token an LM head
           // reads) are replicated; other axes must divide.
           if (found->name == "kv_heads" || found->name == "group" || found->name == "seq") {
@@ -67,13 +79,40 @@ class Sharder {
       assign(plan_.weight_rules);
     }
     assign(plan_.rules);
+    // An MoE block's expert rows come from the tokens: without a rule of their own they are
+    // split where the tokens are (batch, then seq), on a mesh axis the experts do not take.
+    const auto rows = std::find_if(tensor.axes.begin(), tensor.axes.end(),
+                                   [](const Axis& axis) { return axis.name == "expert_tokens"; });
+    if (rows == tensor.axes.end() ||
+        std::find(decided.begin(), decided.end(), "expert_tokens") != decided.end()) {
+      return result;
+    }
+    for (const std::string_view token_axis : {"batch", "seq"}) {
+      const auto mesh_name = plan_.mesh_axis_for(token_axis, false);
+      if (!mesh_name || std::find(used.begin(), used.end(), *mesh_name) != used.end() ||
+          plan_.find_axis(*mesh_name)->size == 1) {
+        continue;
+      }
+      const std::int64_t devices = plan_.find_axis(*mesh_name)->size;
+      if (rows->size % devices != 0) {
+        note(fmt::format(
+            "{}: {} rows per expert do not divide over mesh axis '{}' ({}): each "
+            "device runs at most {}",
+            op.stage, rows->size, *mesh_name, devices, (rows->size + devices - 1) / devices));
+      }
+      result[static_cast<std::size_t>(rows - tensor.axes.begin())] = *mesh_name;
+      break;
+    }
     return result;
   }
 
+  // Per-device sizes: ⌈size / devices⌉ (exact for the axes that must divide; the rows and
+  // experts of an MoE block may not).
   [[nodiscard]] Tensor local(Tensor tensor, const Layout& layout) const {
     for (std::size_t index = 0; index < tensor.axes.size(); ++index) {
       if (!layout[index].empty()) {
-        tensor.axes[index].size /= plan_.find_axis(layout[index])->size;
+        const std::int64_t devices = plan_.find_axis(layout[index])->size;
+        tensor.axes[index].size = (tensor.axes[index].size + devices - 1) / devices;
       }
     }
     return tensor;
@@ -254,6 +293,62 @@ ShardedOp shard_attention(const Op& op, const Sharder& sharder) {
   return result;
 }
 
+// An MoE dispatch ([batch, seq, embed] tokens → [experts, expert_tokens, embed] rows) or
+// combine (the reverse). Each device routes the tokens it holds. Over a mesh axis that splits the
+// tokens and also the experts, the rows cross the devices in an all-to-all (after the dispatch,
+// before the combine: the scaling book's two AllToAlls per MoE block), V = every device's rows
+// together = T·k·D·bytes over the axis. Over a mesh axis that splits the tokens but not the
+// experts, each device keeps its own tokens' rows (the layout splits expert_tokens there).
+ShardedOp shard_routing(const Op& op, const Sharder& sharder) {
+  const bool dispatch = op.outputs.front().has_axis("experts");
+  ShardedOp result = shard_local(op, sharder);
+  const Tensor& tokens = dispatch ? op.inputs.front() : op.outputs.front();
+  const Tensor& rows = dispatch ? op.outputs.front() : op.inputs.front();
+  const Layout token_layout = sharder.layout(tokens, op);
+  const Layout row_layout = sharder.layout(rows, op);
+  const Tensor local_rows = sharder.local(rows, row_layout);
+  for (const MeshAxis& mesh : sharder.plan().mesh) {
+    if (mesh.size > 1 && !axis_on(tokens, token_layout, mesh.name).empty() &&
+        axis_on(rows, row_layout, mesh.name) == "experts") {
+      Op exchange =
+          collective_op(op, CollectiveKind::all_to_all, "all_to_all",
+                        local_rows.bytes() * static_cast<double>(mesh.size), mesh, sharder.plan());
+      (dispatch ? result.after : result.before).push_back(std::move(exchange));
+    }
+  }
+  return result;
+}
+
+// A plan that splits the experts must give every device the same number: E % N = 0.
+void check_experts(const OpGraph& graph, const Plan& plan) {
+  for (const OpGraph::Stage& stage : graph.stages) {
+    for (const bool weight : {true, false}) {
+      const auto mesh_name = plan.mesh_axis_for("experts", weight);
+      const MeshAxis* mesh = mesh_name ? plan.find_axis(*mesh_name) : nullptr;
+      if (stage.experts > 0 && mesh != nullptr && stage.experts % mesh->size != 0) {
+        throw InputError(fmt::format(
+            "plan '{}': mesh axis '{}' ({} devices) shards the experts of stage '{}', but its "
+            "{} experts (num_local_experts) do not divide over it; expected a mesh axis size "
+            "that divides {}",
+            plan.name, mesh->name, mesh->size, stage.name, stage.experts, stage.experts));
+      }
+    }
+  }
+}
+
+// A weight as stored: the expert weights of an MoE stage hold all E experts, even where the
+// graph reads only the E_hit a decode step routes to.
+Tensor stored_weight(Tensor tensor, const OpGraph& graph, const Op& op) {
+  for (const OpGraph::Stage& stage : graph.stages) {
+    if (stage.name == op.stage && stage.experts > 0) {
+      for (Axis& axis : tensor.axes) {
+        axis.size = axis.name == "experts" ? stage.experts : axis.size;
+      }
+    }
+  }
+  return tensor;
+}
+
 bool same_axes(const Tensor& left, const Tensor& right) {
   if (left.axes.size() != right.axes.size()) {
     return false;
@@ -347,6 +442,7 @@ void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vert
 }  // namespace
 
 ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
+  check_experts(graph, plan);
   ShardedGraph sharded;
   sharded.graph.stages = graph.stages;
   const Sharder sharder(plan, sharded.notes);
@@ -360,6 +456,10 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
   // An activation gathered for one consumer serves its siblings too (Q and K/V projections read
   // the same gathered input under sequence parallelism): keyed by producer, bytes and tier.
   std::map<std::tuple<OpGraph::Vertex, double, std::string>, OpGraph::Vertex> gathered;
+  // An expert matmul's all-reduced partial sums (its mlp axis split): the combine is linear, so
+  // they are reduced after it, over the T token rows instead of the T·k expert rows (vLLM's
+  // fused MoE under tensor parallelism).
+  std::map<OpGraph::Vertex, std::vector<Op>> deferred_reductions;
   double stored_weights = 0.0;
   double all_weights = 0.0;
   // Pipeline stages each hold their own layers' weights.
@@ -376,14 +476,20 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
         if (tensor.role == TensorRole::weight) {
           const auto count = static_cast<double>(op.count);
           const double stages = op.block == "layer" ? pipeline_stages : 1.0;
-          all_weights += tensor.bytes().si() * count;
+          const Tensor stored = stored_weight(tensor, graph, op);
+          all_weights += stored.bytes().si() * count;
           stored_weights +=
-              sharder.local(tensor, sharder.layout(tensor, op)).bytes().si() * count / stages;
+              sharder.local(stored, sharder.layout(stored, op)).bytes().si() * count / stages;
         }
       }
     }
+    const bool routing =
+        op.kind == OpKind::elementwise && op.elementwise == ElementwiseKind::routing &&
+        !op.outputs.empty() && !op.inputs.empty() &&
+        (op.outputs.front().has_axis("experts") || op.inputs.front().has_axis("experts"));
     ShardedOp parts = op.kind == OpKind::matmul      ? shard_matmul(op, sharder)
                       : op.kind == OpKind::attention ? shard_attention(op, sharder)
+                      : routing                      ? shard_routing(op, sharder)
                                                      : shard_local(op, sharder);
     std::optional<OpGraph::Vertex> previous;
     std::optional<OpGraph::Vertex> first;
@@ -425,6 +531,30 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       append(std::move(part));
       if (single_producer) {
         gathered[key] = *previous;
+      }
+    }
+    if (op.kind == OpKind::matmul && op.outputs.front().has_axis("expert_tokens")) {
+      auto& deferred = deferred_reductions[vertex];
+      for (auto part = parts.after.begin(); part != parts.after.end();) {
+        const bool reduce = part->collective.kind == CollectiveKind::all_reduce;
+        if (reduce) {
+          deferred.push_back(std::move(*part));
+        }
+        part = reduce ? parts.after.erase(part) : part + 1;
+      }
+    }
+    if (routing && op.inputs.front().has_axis("experts")) {
+      for (auto edge : boost::make_iterator_range(boost::in_edges(vertex, graph.graph()))) {
+        const auto found = deferred_reductions.find(boost::source(edge, graph.graph()));
+        if (found == deferred_reductions.end()) {
+          continue;
+        }
+        for (Op& reduction : found->second) {
+          reduction.name = op.name + ".all_reduce";
+          reduction.group = op.group;
+          reduction.collective.bytes = parts.op.outputs.front().bytes();
+          parts.after.push_back(std::move(reduction));
+        }
       }
     }
     const Tensor output = parts.op.outputs.empty() ? Tensor{} : op.outputs.front();

@@ -52,6 +52,8 @@ void check_same_architecture(const rsim::TransformerSpec& imported,
   CHECK(imported.position == expected.position);
   CHECK(imported.max_position_embeddings == expected.max_position_embeddings);
   CHECK(imported.vision.has_value() == expected.vision.has_value());
+  CHECK(imported.num_experts == expected.num_experts);
+  CHECK(imported.experts_per_token == expected.experts_per_token);
   CHECK(rsim::count_parameters(imported).total() == rsim::count_parameters(expected).total());
 }
 
@@ -164,7 +166,8 @@ TEST_CASE("model_type fills in what config.json does not say", "[hf_config]") {
 }
 
 TEST_CASE("the model YAML that import-hf prints loads back as the same model", "[hf_config]") {
-  for (const char* folder : {"Llama-2-7b-hf", "Meta-Llama-3-8B-Instruct", "gpt2"}) {
+  for (const char* folder :
+       {"Llama-2-7b-hf", "Meta-Llama-3-8B-Instruct", "gpt2", "Mixtral-8x7B-v0.1"}) {
     INFO(folder);
     const auto imported = rsim::import_hf_config(hf(folder));
     const auto reloaded =
@@ -204,11 +207,13 @@ TEST_CASE("config.json errors name the file, the line and the key", "[hf_config]
                         ":13:3: error: 'model_type': unknown model_type \"mamba\" (rsim knows "
                         "llama, mistral, mixtral, gemma, gpt2, gpt_neox); write the model YAML by "
                         "hand (docs/yaml.md \"Model\")");
-  // Mixtral: "num_local_experts" is on line 18.
-  CHECK_THROWS_WITH(rsim::import_hf_config(hf("Mixtral-8x7B-v0.1")),
-                    hf("Mixtral-8x7B-v0.1") +
-                        ":18:3: error: 'num_local_experts': MoE (num_local_experts: 8) is not "
-                        "modelled yet; rsim will not import it as a different model");
+  // Mixtral with a sliding window: "sliding_window" is on line 23 (MoE itself is imported:
+  // moe_test.cpp).
+  CHECK_THROWS_WITH(rsim::import_hf_config(invalid("mixtral_sliding_window.json")),
+                    invalid("mixtral_sliding_window.json") +
+                        ":23:3: error: 'sliding_window': sliding-window attention "
+                        "(sliding_window: 4096) is not modelled yet; rsim will not import it as a "
+                        "different model");
   // The comma after "intermediate_size": 11008 (line 11) is missing; the parser notices at the
   // next key's string token, line 12, whose closing quote is column 27 (2 spaces, the quote,
   // 23 letters of max_position_embeddings, the quote).
@@ -242,7 +247,8 @@ TEST_CASE("rsim import-hf prints the model YAML; bad input exits 2", "[hf_config
 
   for (const std::string& bad :
        {invalid("missing_hidden_size.json"), invalid("heads_as_string.json"),
-        invalid("unknown_model_type.json"), invalid("malformed.json"), hf("Mixtral-8x7B-v0.1")}) {
+        invalid("unknown_model_type.json"), invalid("malformed.json"),
+        invalid("mixtral_sliding_window.json")}) {
     INFO(bad);
     const auto outcome = rsim_cli({"import-hf", bad});
     CHECK(outcome.code == 2);

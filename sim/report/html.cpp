@@ -179,8 +179,13 @@ void write_scenario(std::ostream& out, const RunResult& run) {
     out << fmt::format("<dt>{}</dt><dd>{}</dd>\n", esc(term), esc(text));
   };
   item("hardware", fmt::format("{}, mode {}", run.roofs.hardware, run.roofs.mode));
-  item("model", fmt::format("{}: {} parameters", scenario.model.name,
-                            format_count(static_cast<double>(run.parameters.total()))));
+  item("model",
+       fmt::format("{}: {} parameters{}", scenario.model.name,
+                   format_count(static_cast<double>(run.parameters.total())),
+                   run.parameters.inactive_experts > 0
+                       ? fmt::format(" ({} active per token)",
+                                     format_count(static_cast<double>(run.parameters.active())))
+                       : std::string()));
   item("workload", fmt::format("{}, batch {}", scenario.workload.phase, scenario.workload.batch));
   item("precision", describe(scenario.precision));
   item("plan", scenario.plan.devices() > 1

@@ -384,6 +384,7 @@ Json run_to_json(const RunResult& result) {
       {"critical_batches", critical_batches_json(result)},
       {"parameters",
        {{"total", result.parameters.total()},
+        {"active", result.parameters.active()},
         {"embedding", result.parameters.embedding},
         {"layers", result.parameters.layers},
         {"extra", result.parameters.extra}}},

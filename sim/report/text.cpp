@@ -60,8 +60,13 @@ void write_header(std::ostream& out, const RunResult& result) {
       "  roofs      {} {} ({}) · {} {} · ridge {:.4g} FLOP/B · elementwise on {} {}\n", path.name,
       rate(path.peak), to_string(path.unit), memory.name, rate(*memory.bandwidth),
       ridge(path.peak, *memory.bandwidth), vector.name, rate(vector.peak));
-  out << fmt::format("  model      {}: {} parameters; {}\n", scenario.model.name,
-                     format_count(static_cast<double>(result.parameters.total())),
+  const ParameterCount& parameters = result.parameters;
+  out << fmt::format("  model      {}: {} parameters{}; {}\n", scenario.model.name,
+                     format_count(static_cast<double>(parameters.total())),
+                     parameters.inactive_experts > 0
+                         ? fmt::format(" ({} active per token: top-k experts)",
+                                       format_count(static_cast<double>(parameters.active())))
+                         : std::string(),
                      fmt::join(stage_names, ", "));
   const Workload& workload = scenario.workload;
   out << fmt::format(
