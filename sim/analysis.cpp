@@ -150,10 +150,21 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
     critical.push_back(critical_token_batch(graph.op(vertex), roofs));
   }
   Bounds bounds = compute_bounds(graph, table);
+  std::optional<PipelineSchedule> pipeline = add_pipeline_bubble(scenario, graph, table, bounds);
+  std::vector<AxisThreshold> thresholds;
+  if (scenario.workload.phase == "train") {
+    thresholds = training_thresholds(scenario, graph, table, roofs);
+  }
   ParameterCount parameters = count_parameters(scenario.model);
   std::vector<GroupCritical> groups = group_criticals(graph, table, roofs);
   Footprint memory = footprint(scenario, graph, parameters);
   memory.weights = memory.weights * weight_fraction;
+  if (scenario.workload.phase == "train") {
+    const TrainingMemory training = training_memory(scenario, graph, parameters, weight_fraction);
+    memory.activations = training.saved_activations;
+    memory.gradients = training.gradients;
+    memory.optimizer_state = training.optimizer_state;
+  }
   const MemoryTier& main_memory = roofs.main_memory();
   memory.capacity =
       main_memory.capacity * static_cast<double>(main_memory.count) - scenario.host_share;
@@ -180,7 +191,9 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
                    std::move(notes),
                    width,
                    decode,
-                   request};
+                   request,
+                   pipeline,
+                   std::move(thresholds)};
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include "sim/scenario.hpp"
 #include "sim/shard.hpp"
 #include "sim/thresholds.hpp"
+#include "sim/training.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -29,11 +30,17 @@ struct GroupCritical {
 /// What the run keeps in memory per device (weights and the KV cache), in bytes. For a decode
 /// request (`decode_steps`), the footprint of its last step, where the KV cache is largest.
 struct Footprint {
-  Bytes weights;      ///< parameters in the weight dtype one device stores (× batch if per-batch)
-  Bytes kv_cache;     ///< K and V one device caches (a later stage's or a decode step's)
-  Bytes activations;  ///< the largest working set of one op: its activation inputs and outputs
-  Bytes capacity;     ///< main memory of one device, less the host's share of unified memory
-  [[nodiscard]] Bytes total() const { return weights + kv_cache + activations; }
+  Bytes weights;   ///< parameters in the weight dtype one device stores (× batch if per-batch)
+  Bytes kv_cache;  ///< K and V one device caches (a later stage's or a decode step's)
+  /// Inference: the largest working set of one op (its activation inputs and outputs);
+  /// training: the activations saved for the backward pass (TrainingMemory::saved_activations).
+  Bytes activations;
+  Bytes gradients;        ///< training: gradients of the stored parameters
+  Bytes optimizer_state;  ///< training: master weights and moments of the stored parameters
+  Bytes capacity;         ///< main memory of one device, less the host's share of unified memory
+  [[nodiscard]] Bytes total() const {
+    return weights + kv_cache + activations + gradients + optimizer_state;
+  }
   [[nodiscard]] bool fits() const { return total() <= capacity; }
   /// capacity − total: what is left (negative: the shortfall of a plan that does not fit).
   [[nodiscard]] Bytes free() const { return capacity - total(); }
@@ -55,8 +62,10 @@ struct RunResult {
   /// partial sums are all-reduced escape the network roof (T_math ∝ D, the all-reduce is not):
   /// max over those matmuls of D · T_net / T_math (seed 004: D/2 > C/W on 2 chips).
   std::optional<double> critical_d;
-  std::optional<DecodeCritical> decode_critical;  ///< decode: the critical decode batch
-  std::optional<DecodeRequest> request;           ///< decode with decode_steps: the request
+  std::optional<DecodeCritical> decode_critical;   ///< decode: the critical decode batch
+  std::optional<DecodeRequest> request;            ///< decode with decode_steps: the request
+  std::optional<PipelineSchedule> pipeline;        ///< a `layers` rule: its bubble (in the bounds)
+  std::vector<AxisThreshold> training_thresholds;  ///< training: per data and tensor mesh axis
 };
 
 /// Runs the pipeline: graph → cost → thresholds → bounds. The roofs must come from the

@@ -87,7 +87,8 @@ struct Op {
   AttentionShape attention;
   // Collective ops (inserted by a parallel plan).
   Collective collective;
-  std::string network;  ///< the network tier the collective runs on
+  std::string network;    ///< the network tier the collective runs on
+  std::string mesh_axis;  ///< the plan's mesh axis the collective spans
 
   /// "prefix/layer/qkv_proj"
   [[nodiscard]] std::string qualified_name() const;

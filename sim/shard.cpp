@@ -169,6 +169,7 @@ Op collective_op(const Op& op, CollectiveKind kind, const std::string& suffix, B
   result.collective.axes = {mesh.size};
   result.collective.in_network_reduction = plan.in_network_reduction;
   result.network = mesh.network;
+  result.mesh_axis = mesh.name;
   return result;
 }
 
@@ -200,6 +201,7 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
       }
     }
   };
+  std::vector<std::pair<std::size_t, std::string>> reductions;  // in result.after, mesh axis
   for (const MeshAxis& mesh : sharder.plan().mesh) {
     if (mesh.size == 1) {
       continue;
@@ -211,11 +213,12 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
     if (x_contracting && w_axis == x_axis) {
       // Case 3: partial sums over `mesh`; reduce-scatter if the rules shard an output axis on
       // it (Megatron sequence parallelism), else all-reduce.
+      // The partial sums' bytes are set once every mesh axis has sharded the output (below).
       const std::string out_axis = axis_on(output, rules_out, mesh.name);
-      const Bytes partial = sharder.local(output, out_layout).bytes();
       result.after.push_back(collective_op(
           op, out_axis.empty() ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter,
-          out_axis.empty() ? "all_reduce" : "reduce_scatter", partial, mesh, sharder.plan()));
+          out_axis.empty() ? "all_reduce" : "reduce_scatter", Bytes(0.0), mesh, sharder.plan()));
+      reductions.emplace_back(result.after.size() - 1, mesh.name);
       // A gradient summed over a step's microbatches is reduced once per step.
       result.after.back().count = op.count / op.accumulated;
       if (!out_axis.empty()) {
@@ -252,6 +255,13 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
   }
   for (std::size_t index = 0; index < op.inputs.size(); ++index) {
     result.op.inputs[index] = sharder.local(op.inputs[index], layouts[index]);
+  }
+  // V of a reduction: the output as every other mesh axis leaves it on one device, before this
+  // axis scatters it (an output sharded on a later mesh axis shrinks the partial sums too).
+  for (const auto& [index, mesh_name] : reductions) {
+    Layout unreduced = out_layout;
+    std::replace(unreduced.begin(), unreduced.end(), mesh_name, std::string());
+    result.after[index].collective.bytes = sharder.local(output, unreduced).bytes();
   }
   result.op.outputs.front() = sharder.local(output, out_layout);
   result.output_layout = out_layout;

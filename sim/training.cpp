@@ -230,3 +230,258 @@ void add_training_passes(OpGraph& graph, const Scenario& scenario) {
 }
 
 }  // namespace rsim
+
+namespace rsim {
+
+std::int64_t pipeline_stages(const Plan& plan) {
+  const std::optional<std::string> axis = plan.mesh_axis_for("layers", false);
+  return axis ? plan.find_axis(*axis)->size : 1;
+}
+
+TrainingMemory training_memory(const Scenario& scenario, const OpGraph& graph,
+                               const ParameterCount& parameters, double stored_fraction) {
+  TrainingMemory memory;
+  const double stored = static_cast<double>(parameters.total()) * stored_fraction;
+  memory.gradients = Bytes(stored * bytes_per_element(gradient_dtype(scenario.precision)));
+  memory.optimizer_state =
+      Bytes(stored * optimizer_state_bytes_per_parameter(scenario.workload.training.optimizer,
+                                                         scenario.precision.weights));
+  const Training& training = scenario.workload.training;
+  const std::int64_t stages = pipeline_stages(scenario.plan);
+  Bytes per_layer;    // every forward output of one layer, one microbatch
+  Bytes layer_input;  // the first layer op's input: what full recomputation keeps
+  Bytes head;         // embedding and head outputs, one microbatch
+  double layers = 0.0;
+  for (OpGraph::Vertex vertex : graph.topological_order()) {
+    const Op& op = graph.op(vertex);
+    if (op.pass != Pass::forward || op.kind == OpKind::collective || op.outputs.empty() ||
+        (op.kind == OpKind::elementwise && op.fused)) {
+      continue;
+    }
+    const bool attention_internal =
+        op.group == "attention_scores" ||
+        (op.kind == OpKind::elementwise && op.elementwise == ElementwiseKind::softmax);
+    if (training.recompute == Recompute::selective && attention_internal) {
+      continue;
+    }
+    if (op.block == "layer") {
+      if (layer_input.si() == 0.0) {
+        layer_input = op.inputs.front().bytes();
+        layers = static_cast<double>(op.count) / static_cast<double>(training.microbatches);
+      }
+      per_layer += op.outputs.front().bytes();
+    } else {
+      head += op.outputs.front().bytes();
+    }
+  }
+  const auto in_flight = static_cast<double>(std::min<std::int64_t>(training.microbatches, stages));
+  const Bytes layer_stack =
+      training.recompute == Recompute::full ? layer_input * layers + per_layer : per_layer * layers;
+  memory.saved_activations = layer_stack * in_flight + head;
+  return memory;
+}
+
+std::optional<PipelineSchedule> add_pipeline_bubble(const Scenario& scenario, const OpGraph& graph,
+                                                    const CostTable& table, Bounds& bounds) {
+  const std::int64_t stages = pipeline_stages(scenario.plan);
+  if (stages == 1) {
+    return std::nullopt;
+  }
+  PipelineSchedule schedule;
+  schedule.stages = stages;
+  schedule.microbatches = scenario.workload.training.microbatches;
+  schedule.chunks = scenario.workload.training.pipeline_interleave;
+  double work_lower = 0.0;
+  double work_upper = 0.0;
+  for (std::size_t row = 0; row < table.order.size(); ++row) {
+    if (graph.op(table.order[row]).pass == Pass::optimizer) {
+      continue;
+    }
+    const auto index = static_cast<Eigen::Index>(row);
+    work_lower += table.times.row(index).maxCoeff() * table.counts(index);
+    work_upper += table.times.row(index).sum() * table.counts(index);
+  }
+  const auto idle = static_cast<double>(stages - 1) /
+                    static_cast<double>(schedule.chunks * schedule.microbatches);
+  schedule.bubble_fraction = idle / (1.0 + idle);
+  schedule.work_lower = Seconds(work_lower);
+  schedule.bubble_lower = Seconds(work_lower * idle);
+  schedule.bubble_upper = Seconds(work_upper * idle);
+  // The critical path's share of forward and backward work, taken as the lower bound's.
+  const double total_lower = bounds.total.t_lower.si();
+  const double work_share = total_lower > 0.0 ? work_lower / total_lower : 0.0;
+  schedule.bubble_critical = Seconds(bounds.total.t_critical.si() * work_share * idle);
+  for (Totals* totals : {&bounds.total, &bounds.stages.front().totals}) {
+    totals->t_lower += schedule.bubble_lower;
+    totals->t_upper += schedule.bubble_upper;
+    totals->t_critical += schedule.bubble_critical;
+  }
+  return schedule;
+}
+
+}  // namespace rsim
+
+namespace rsim {
+namespace {
+
+constexpr std::array kPassOrder{Pass::forward, Pass::recompute, Pass::backward, Pass::optimizer};
+
+// Recomputation runs inside the backward phase: its math and collectives count there.
+Pass phase_of(Pass pass) { return pass == Pass::recompute ? Pass::backward : pass; }
+
+bool is_math(const Op& op) { return op.kind == OpKind::matmul || op.kind == OpKind::attention; }
+
+// Σ T_math of the layers' matmuls and attention, and Σ T_net of the axis's layer collectives,
+// per phase (forward, backward), all instances.
+struct PhaseSums {
+  double t_math[2] = {0.0, 0.0};
+  double t_net[2] = {0.0, 0.0};
+  std::vector<std::pair<std::size_t, int>> collectives;  // rows on the axis, and their phase
+};
+
+PhaseSums phase_sums(const OpGraph& graph, const CostTable& table, const std::string& axis) {
+  PhaseSums sums;
+  for (std::size_t row = 0; row < table.order.size(); ++row) {
+    const Op& op = graph.op(table.order[row]);
+    const Pass phase = phase_of(op.pass);
+    if (op.block != "layer" || phase == Pass::optimizer) {
+      continue;
+    }
+    const int index = phase == Pass::forward ? 0 : 1;
+    const auto table_row = static_cast<Eigen::Index>(row);
+    if (is_math(op)) {
+      sums.t_math[index] +=
+          table.times(table_row, CostTable::kMathColumn) * table.counts(table_row);
+    } else if (op.kind == OpKind::collective && op.mesh_axis == axis) {
+      sums.t_net[index] +=
+          table.times(table_row, CostTable::kNetworkColumn) * table.counts(table_row);
+      sums.collectives.emplace_back(row, index);
+    }
+  }
+  return sums;
+}
+
+// The largest tensor degree Y' at which T_math · Y / Y' still covers the axis's collectives
+// re-costed over Y' devices (the tier's domain lifted).
+std::int64_t largest_tensor_degree(const OpGraph& graph, const CostTable& table, const Roofs& roofs,
+                                   const PhaseSums& sums, int phase, std::int64_t size) {
+  const auto covers = [&](std::int64_t degree) {
+    double t_net = 0.0;
+    for (const auto& [row, index] : sums.collectives) {
+      if (index != phase) {
+        continue;
+      }
+      const Op& op = graph.op(table.order[row]);
+      std::vector<NetworkTier> tiers;
+      for (const NetworkTier* tier : roofs.find_networks(op.network)) {
+        tiers.push_back(*tier);
+      }
+      tiers.back().devices = 0;
+      std::vector<const NetworkTier*> pointers;
+      for (const NetworkTier& tier : tiers) {
+        pointers.push_back(&tier);
+      }
+      Collective collective = op.collective;
+      collective.axes = {degree};
+      t_net += collective_cost(collective, pointers).time.si() *
+               table.counts(static_cast<Eigen::Index>(row));
+    }
+    const double t_math =
+        sums.t_math[phase] * static_cast<double>(size) / static_cast<double>(degree);
+    return t_math >= t_net;
+  };
+  // T_math(Y') falls and T_net(Y') grows with Y': bracket by doubling, then bisect.
+  constexpr std::int64_t kMaxDegree = std::int64_t{1} << 20;
+  if (!covers(2)) {
+    return 1;
+  }
+  std::int64_t low = 2;
+  std::int64_t high = 4;
+  while (high <= kMaxDegree && covers(high)) {
+    low = high;
+    high *= 2;
+  }
+  if (high > kMaxDegree) {
+    return low;
+  }
+  while (high - low > 1) {
+    const std::int64_t middle = low + (high - low) / 2;
+    (covers(middle) ? low : high) = middle;
+  }
+  return low;
+}
+
+}  // namespace
+
+std::vector<PassTotals> pass_totals(const OpGraph& graph, const CostTable& table) {
+  std::vector<PassTotals> result;
+  for (Pass pass : kPassOrder) {
+    PassTotals totals;
+    totals.pass = pass;
+    bool present = false;
+    for (std::size_t row = 0; row < table.order.size(); ++row) {
+      if (graph.op(table.order[row]).pass != pass) {
+        continue;
+      }
+      present = true;
+      const auto index = static_cast<Eigen::Index>(row);
+      const double count = table.counts(index);
+      totals.flops += table.costs[row].flops * count;
+      totals.t_math += Seconds(table.times(index, CostTable::kMathColumn) * count);
+      totals.t_mem += Seconds(table.times(index, CostTable::kMemoryColumn) * count);
+      totals.t_net += Seconds(table.times(index, CostTable::kNetworkColumn) * count);
+      totals.t_lower += Seconds(table.times.row(index).maxCoeff() * count);
+      totals.t_upper += Seconds(table.times.row(index).sum() * count);
+    }
+    if (present) {
+      result.push_back(totals);
+    }
+  }
+  return result;
+}
+
+std::vector<AxisThreshold> training_thresholds(const Scenario& scenario, const OpGraph& graph,
+                                               const CostTable& table, const Roofs& roofs) {
+  std::vector<AxisThreshold> result;
+  const Plan& plan = scenario.plan;
+  const std::optional<std::string> data_axis = plan.mesh_axis_for("batch", false);
+  const std::optional<std::string> tensor_axis = plan.mesh_axis_for("mlp", false);
+  for (const MeshAxis& mesh : plan.mesh) {
+    const bool data = data_axis && mesh.name == *data_axis;
+    const bool tensor = tensor_axis && mesh.name == *tensor_axis;
+    if (mesh.size == 1 || (!data && !tensor)) {
+      continue;
+    }
+    const PhaseSums sums = phase_sums(graph, table, mesh.name);
+    AxisThreshold threshold;
+    threshold.mesh_axis = mesh.name;
+    threshold.network = mesh.network;
+    threshold.size = mesh.size;
+    threshold.data = data;
+    // The tighter phase: the larger T_net / T_math.
+    const int phase = sums.t_net[1] * sums.t_math[0] >= sums.t_net[0] * sums.t_math[1] ? 1 : 0;
+    threshold.pass = phase == 0 ? Pass::forward : Pass::backward;
+    threshold.t_math = Seconds(sums.t_math[phase]);
+    threshold.t_net = Seconds(sums.t_net[phase]);
+    if (data) {
+      threshold.tokens_per_shard = static_cast<double>(scenario.workload.batch) *
+                                   static_cast<double>(scenario.workload.seq_len) /
+                                   static_cast<double>(mesh.size);
+      threshold.critical_tokens_per_shard =
+          sums.t_math[phase] > 0.0
+              ? threshold.tokens_per_shard * sums.t_net[phase] / sums.t_math[phase]
+              : 0.0;
+    } else {
+      threshold.largest_degree = largest_tensor_degree(graph, table, roofs, sums, phase, mesh.size);
+      std::int64_t domain = 1;
+      for (const NetworkTier* tier : roofs.find_networks(mesh.network)) {
+        domain = tier->devices > 0 ? domain * tier->devices : 0;
+      }
+      threshold.beyond_domain = domain > 0 && threshold.largest_degree > domain;
+    }
+    result.push_back(threshold);
+  }
+  return result;
+}
+
+}  // namespace rsim

@@ -69,18 +69,32 @@ void write_header(std::ostream& out, const RunResult& result) {
                          : std::string(),
                      fmt::join(stage_names, ", "));
   const Workload& workload = scenario.workload;
-  out << fmt::format(
-      "  workload   {}, batch {}{}\n",
-      workload.phase != "decode"  ? "prefill"
-      : workload.decode_steps > 0 ? "decode request (prompt prefill + decode steps)"
-                                  : "decode step",
-      workload.batch,
-      workload.phase != "decode" ? std::string()
-      : workload.decode_steps > 0
-          ? fmt::format(", prompt (context) {} tokens, {} decode steps; the tables below are its "
-                        "first step",
-                        workload.context, workload.decode_steps)
-          : fmt::format(", context {} tokens", workload.context));
+  if (workload.phase == "train") {
+    const Training& training = workload.training;
+    out << fmt::format(
+        "  workload   train step: {} sequences × {} tokens ({} tokens) in {} microbatch{} of {}; "
+        "recompute {}; optimizer {}{}\n",
+        workload.batch, workload.seq_len,
+        format_count(static_cast<double>(workload.batch) * static_cast<double>(workload.seq_len)),
+        training.microbatches, training.microbatches > 1 ? "es" : "", workload.microbatch(),
+        to_string(training.recompute), to_string(training.optimizer),
+        training.pipeline_interleave > 1
+            ? fmt::format("; {} layer chunks per pipeline stage", training.pipeline_interleave)
+            : std::string());
+  } else {
+    out << fmt::format(
+        "  workload   {}, batch {}{}\n",
+        workload.phase != "decode"  ? "prefill"
+        : workload.decode_steps > 0 ? "decode request (prompt prefill + decode steps)"
+                                    : "decode step",
+        workload.batch,
+        workload.phase != "decode" ? std::string()
+        : workload.decode_steps > 0
+            ? fmt::format(", prompt (context) {} tokens, {} decode steps; the tables below are its "
+                          "first step",
+                          workload.context, workload.decode_steps)
+            : fmt::format(", context {} tokens", workload.context));
+  }
   out << fmt::format("  precision  {}\n", describe(precision));
   if (!scenario.per_batch_weights.empty()) {
     out << fmt::format("  per-batch  weights of: {} (one copy per sequence)\n",
@@ -136,8 +150,18 @@ void write_memory(std::ostream& out, const RunResult& result) {
     table.add_row({part, bytes(size), capacity > 0.0 ? percent(size.si() / capacity) : "-"});
   };
   add(scenario.plan.devices() > 1 ? "weights (this device's shard)" : "weights", footprint.weights);
-  add("KV cache", footprint.kv_cache);
-  add("activations (largest op)", footprint.activations);
+  const bool training = workload.phase == "train";
+  if (training) {
+    add("gradients", footprint.gradients);
+    add(fmt::format("optimizer state ({})", to_string(workload.training.optimizer)),
+        footprint.optimizer_state);
+    add(fmt::format("activations (saved for backward, recompute {})",
+                    to_string(workload.training.recompute)),
+        footprint.activations);
+  } else {
+    add("KV cache", footprint.kv_cache);
+    add("activations (largest op)", footprint.activations);
+  }
   table.add_rule();
   add("total", footprint.total());
   add("capacity", footprint.capacity);
@@ -350,6 +374,79 @@ std::string tokens_per_second(double tokens, PhaseTimes time) {
   return fmt::format("{:.4g} … {:.4g}", tokens / time.upper.si(), tokens / time.lower.si());
 }
 
+// The training summary: the passes, throughput and MFU, the pipeline bubble, the thresholds.
+void write_training(std::ostream& out, const RunResult& result) {
+  const Scenario& scenario = result.scenario;
+  if (scenario.workload.phase != "train") {
+    return;
+  }
+  out << "Training step by pass (per device, all microbatches)\n";
+  TextTable table({{"pass", Align::left},
+                   {"FLOPs"},
+                   {"ΣT_math"},
+                   {"ΣT_mem"},
+                   {"ΣT_net"},
+                   {"lower"},
+                   {"upper"}});
+  Flops model_flops;
+  for (const PassTotals& pass : pass_totals(result.graph, result.table)) {
+    table.add_row({std::string(to_string(pass.pass)), format_count(pass.flops.si()),
+                   seconds(pass.t_math), seconds(pass.t_mem), seconds(pass.t_net),
+                   seconds(pass.t_lower), seconds(pass.t_upper)});
+    if (pass.pass == Pass::forward || pass.pass == Pass::backward) {
+      model_flops += pass.flops;
+    }
+  }
+  table.print(out, "  ");
+  const Totals& total = result.bounds.total;
+  const Workload& workload = scenario.workload;
+  const double tokens = static_cast<double>(workload.batch) * static_cast<double>(workload.seq_len);
+  const double devices = static_cast<double>(scenario.plan.devices());
+  const double peak = result.roofs.find_path(scenario.precision.compute)->peak.si();
+  // MFU: the forward and backward FLOPs (not recomputation's) over the peak for the step time.
+  out << fmt::format(
+      "  step {} … {} (critical path {}); {} … {} tokens/s in all, {} … {} per device; MFU {} … "
+      "{}\n",
+      seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_critical),
+      format_count(tokens / total.t_upper.si()), format_count(tokens / total.t_lower.si()),
+      format_count(tokens / devices / total.t_upper.si()),
+      format_count(tokens / devices / total.t_lower.si()),
+      percent(model_flops.si() / (peak * total.t_upper.si())),
+      percent(model_flops.si() / (peak * total.t_lower.si())));
+  if (result.pipeline) {
+    const PipelineSchedule& pipeline = *result.pipeline;
+    out << fmt::format(
+        "  pipeline: {} stages × {} microbatches{} (1F1B): bubble (p − 1)/(v·m + p − 1) = {} of "
+        "the step, {} … {} added to the bounds\n",
+        pipeline.stages, pipeline.microbatches,
+        pipeline.chunks > 1 ? fmt::format(" × {} chunks", pipeline.chunks) : std::string(),
+        percent(pipeline.bubble_fraction), seconds(pipeline.bubble_lower),
+        seconds(pipeline.bubble_upper));
+  }
+  for (const AxisThreshold& threshold : result.training_thresholds) {
+    if (threshold.data) {
+      out << fmt::format(
+          "  data axis '{}' ({} over {}): the {} pass is compute-bound above {} tokens per data "
+          "shard (B/X > C/W; T_net {} vs T_math {}); this step has {}{}\n",
+          threshold.mesh_axis, threshold.size, threshold.network, to_string(threshold.pass),
+          format_count(threshold.critical_tokens_per_shard), seconds(threshold.t_net),
+          seconds(threshold.t_math), format_count(threshold.tokens_per_shard),
+          threshold.tokens_per_shard >= threshold.critical_tokens_per_shard ? " (compute-bound)"
+                                                                            : " (network-bound)");
+    } else {
+      out << fmt::format(
+          "  tensor axis '{}' ({} over {}): the {} pass stays compute-bound up to {}-way (Y < "
+          "F·W/C; T_net {} vs T_math {} at {}-way){}\n",
+          threshold.mesh_axis, threshold.size, threshold.network, to_string(threshold.pass),
+          threshold.largest_degree, seconds(threshold.t_net), seconds(threshold.t_math),
+          threshold.size,
+          threshold.beyond_domain ? fmt::format(", beyond the {} domain", threshold.network)
+                                  : std::string());
+    }
+  }
+  out << '\n';
+}
+
 // The decode summary: the step, its critical batch, and the request when there is one.
 void write_decode(std::ostream& out, const RunResult& result) {
   if (result.scenario.workload.phase != "decode") {
@@ -456,6 +553,7 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
         format_count(*result.critical_d));
   }
   write_decode(out, result);
+  write_training(out, result);
   if (total.t_net.si() > 0.0) {
     std::vector<std::string> tiers;
     for (std::size_t index = 0; index < total.t_net_by_tier.size(); ++index) {
