@@ -101,6 +101,61 @@ Json rate_json(double tokens, PhaseTimes times) {
 }
 
 // The decode step's rates, its critical batch and the request (null outside decode).
+// null outside training; the step's passes, schedule and thresholds (SI units).
+Json training_json(const RunResult& result) {
+  const Scenario& scenario = result.scenario;
+  if (scenario.workload.phase != "train") {
+    return nullptr;
+  }
+  const Training& training = scenario.workload.training;
+  Json passes = Json::array();
+  for (const PassTotals& pass : pass_totals(result.graph, result.table)) {
+    passes.push_back({{"pass", to_string(pass.pass)},
+                      {"flops", pass.flops.si()},
+                      {"t_math_s", pass.t_math.si()},
+                      {"t_mem_s", pass.t_mem.si()},
+                      {"t_net_s", pass.t_net.si()},
+                      {"t_lower_s", pass.t_lower.si()},
+                      {"t_upper_s", pass.t_upper.si()}});
+  }
+  Json thresholds = Json::array();
+  for (const AxisThreshold& threshold : result.training_thresholds) {
+    Json entry{{"mesh_axis", threshold.mesh_axis},
+               {"network", threshold.network},
+               {"size", threshold.size},
+               {"kind", threshold.data ? "data" : "tensor"},
+               {"pass", to_string(threshold.pass)},
+               {"t_math_s", threshold.t_math.si()},
+               {"t_net_s", threshold.t_net.si()}};
+    if (threshold.data) {
+      entry["tokens_per_shard"] = threshold.tokens_per_shard;
+      entry["critical_tokens_per_shard"] = threshold.critical_tokens_per_shard;
+    } else {
+      entry["largest_degree"] = threshold.largest_degree;
+      entry["beyond_domain"] = threshold.beyond_domain;
+    }
+    thresholds.push_back(entry);
+  }
+  Json pipeline = nullptr;
+  if (result.pipeline) {
+    const PipelineSchedule& schedule = *result.pipeline;
+    pipeline = {{"stages", schedule.stages},
+                {"microbatches", schedule.microbatches},
+                {"chunks", schedule.chunks},
+                {"bubble_fraction", schedule.bubble_fraction},
+                {"bubble_lower_s", schedule.bubble_lower.si()},
+                {"bubble_upper_s", schedule.bubble_upper.si()}};
+  }
+  return {{"microbatches", training.microbatches},
+          {"microbatch_sequences", scenario.workload.microbatch()},
+          {"recompute", to_string(training.recompute)},
+          {"optimizer", to_string(training.optimizer)},
+          {"tokens", scenario.workload.batch * scenario.workload.seq_len},
+          {"passes", passes},
+          {"pipeline", pipeline},
+          {"thresholds", thresholds}};
+}
+
 Json decode_json(const RunResult& result) {
   const Scenario& scenario = result.scenario;
   if (scenario.workload.phase != "decode") {
@@ -362,7 +417,8 @@ Json run_to_json(const RunResult& result) {
        {{"phase", scenario.workload.phase},
         {"batch", scenario.workload.batch},
         {"context", scenario.workload.context},
-        {"decode_steps", scenario.workload.decode_steps}}},
+        {"decode_steps", scenario.workload.decode_steps},
+        {"seq_len", scenario.workload.seq_len}}},
       {"variant", scenario.variant.empty() ? Json(nullptr) : Json(scenario.variant)},
       {"precision", precision_json(scenario.precision)},
       {"per_batch_weights", scenario.per_batch_weights},
@@ -373,6 +429,8 @@ Json run_to_json(const RunResult& result) {
        {{"weights_bytes", result.footprint.weights.si()},
         {"kv_cache_bytes", result.footprint.kv_cache.si()},
         {"activations_bytes", result.footprint.activations.si()},
+        {"gradients_bytes", result.footprint.gradients.si()},
+        {"optimizer_state_bytes", result.footprint.optimizer_state.si()},
         {"total_bytes", result.footprint.total().si()},
         {"capacity_bytes", result.footprint.capacity.si()},
         {"free_bytes", result.footprint.free().si()},
@@ -381,6 +439,7 @@ Json run_to_json(const RunResult& result) {
         {"fits", result.footprint.fits()}}},
       {"fits", result.footprint.fits()},
       {"decode", decode_json(result)},
+      {"training", training_json(result)},
       {"critical_batches", critical_batches_json(result)},
       {"parameters",
        {{"total", result.parameters.total()},
