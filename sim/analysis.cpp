@@ -152,8 +152,10 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
   Bounds bounds = compute_bounds(graph, table);
   std::optional<PipelineSchedule> pipeline = add_pipeline_bubble(scenario, graph, table, bounds);
   std::vector<AxisThreshold> thresholds;
+  std::optional<FsdpTpSplit> split;
   if (scenario.workload.phase == "train") {
     thresholds = training_thresholds(scenario, graph, table, roofs);
+    split = fsdp_tp_split(scenario, graph, table, roofs);
   }
   ParameterCount parameters = count_parameters(scenario.model);
   std::vector<GroupCritical> groups = group_criticals(graph, table, roofs);
@@ -193,7 +195,8 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
                    decode,
                    request,
                    pipeline,
-                   std::move(thresholds)};
+                   std::move(thresholds),
+                   split};
 }
 
 namespace {

@@ -66,6 +66,7 @@ struct RunResult {
   std::optional<DecodeRequest> request;            ///< decode with decode_steps: the request
   std::optional<PipelineSchedule> pipeline;        ///< a `layers` rule: its bubble (in the bounds)
   std::vector<AxisThreshold> training_thresholds;  ///< training: per data and tensor mesh axis
+  std::optional<FsdpTpSplit> fsdp_tp;              ///< training under FSDP + TP: the best split
 };
 
 /// Runs the pipeline: graph → cost → thresholds → bounds. The roofs must come from the

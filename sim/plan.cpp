@@ -195,6 +195,17 @@ const std::vector<PlanPreset>& plan_presets() {
        {}},
       // FSDP / ZeRO-3: weights sharded over 'data' on their embed axis, all-gathered before use.
       {"fsdp", "sequences and weights split over 'data'", {{"batch", "data"}}, {{"embed", "data"}}},
+      // FSDP + TP (scaling book training.md): Megatron TP over 'model', sequences over 'data',
+      // and each weight's embed axis stored split over 'data' too (gathered before use).
+      {"fsdp_tp",
+       "Megatron tensor parallel over 'model', sequences and weight storage over 'data'",
+       {{"batch", "data"},
+        {"heads", "model"},
+        {"kv_heads", "model"},
+        {"group", "model"},
+        {"mlp", "model"},
+        {"vocab", "model"}},
+       {{"embed", "data"}}},
       {"shard_d",
        "the model width (contracting embed axis) split over 'model'",
        {{"embed", "model"}},

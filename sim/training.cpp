@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace rsim {
@@ -411,7 +412,99 @@ std::int64_t largest_tensor_degree(const OpGraph& graph, const CostTable& table,
   return low;
 }
 
+// T_net of the given rows re-costed with their bytes × `scale` over `devices` (the tier's
+// domain lifted: the split is a what-if).
+double recosted(const OpGraph& graph, const CostTable& table, const Roofs& roofs,
+                const std::vector<std::size_t>& rows, double scale, std::int64_t devices) {
+  if (devices == 1) {
+    return 0.0;
+  }
+  double t_net = 0.0;
+  for (std::size_t row : rows) {
+    const Op& op = graph.op(table.order[row]);
+    std::vector<NetworkTier> tiers;
+    for (const NetworkTier* tier : roofs.find_networks(op.network)) {
+      tiers.push_back(*tier);
+    }
+    tiers.back().devices = 0;
+    std::vector<const NetworkTier*> pointers;
+    for (const NetworkTier& tier : tiers) {
+      pointers.push_back(&tier);
+    }
+    Collective collective = op.collective;
+    collective.axes = {devices};
+    collective.bytes = collective.bytes * scale;
+    t_net += collective_cost(collective, pointers).time.si() *
+             table.counts(static_cast<Eigen::Index>(row));
+  }
+  return t_net;
+}
+
+std::vector<std::size_t> forward_collectives(const PhaseSums& sums) {
+  std::vector<std::size_t> rows;
+  for (const auto& [row, phase] : sums.collectives) {
+    if (phase == 0) {
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
 }  // namespace
+
+std::optional<FsdpTpSplit> fsdp_tp_split(const Scenario& scenario, const OpGraph& graph,
+                                         const CostTable& table, const Roofs& roofs) {
+  const Plan& plan = scenario.plan;
+  const std::optional<std::string> data_axis = plan.mesh_axis_for("batch", false);
+  const std::optional<std::string> tensor_axis = plan.mesh_axis_for("mlp", false);
+  const bool fsdp =
+      std::any_of(plan.weight_rules.begin(), plan.weight_rules.end(),
+                  [&](const auto& rule) { return data_axis && rule.second == *data_axis; });
+  if (!fsdp || !tensor_axis || *tensor_axis == *data_axis) {
+    return std::nullopt;
+  }
+  const std::int64_t data = plan.find_axis(*data_axis)->size;
+  const std::int64_t tensor = plan.find_axis(*tensor_axis)->size;
+  const std::int64_t devices = data * tensor;
+  const PhaseSums data_sums = phase_sums(graph, table, *data_axis);
+  const PhaseSums tensor_sums = phase_sums(graph, table, *tensor_axis);
+  const std::vector<std::size_t> gathers = forward_collectives(data_sums);
+  const std::vector<std::size_t> reductions = forward_collectives(tensor_sums);
+  FsdpTpSplit split;
+  split.t_math = Seconds(data_sums.t_math[0]);
+  split.tokens_per_device = static_cast<double>(scenario.workload.batch) *
+                            static_cast<double>(scenario.workload.seq_len) /
+                            static_cast<double>(devices);
+  double best = std::numeric_limits<double>::infinity();
+  double least_ratio = std::numeric_limits<double>::infinity();
+  for (std::int64_t split_data = 1; split_data <= devices; ++split_data) {
+    if (devices % split_data != 0) {
+      continue;
+    }
+    const std::int64_t split_tensor = devices / split_data;
+    // Gathered weights are sharded over the tensor axis; all-reduced activations over data.
+    const double t_fsdp =
+        recosted(graph, table, roofs, gathers,
+                 static_cast<double>(tensor) / static_cast<double>(split_tensor), split_data);
+    const double t_tensor =
+        recosted(graph, table, roofs, reductions,
+                 static_cast<double>(data) / static_cast<double>(split_data), split_tensor);
+    if (std::max(t_fsdp, t_tensor) < best) {
+      best = std::max(t_fsdp, t_tensor);
+      split.data = split_data;
+      split.tensor = split_tensor;
+      split.t_fsdp = Seconds(t_fsdp);
+      split.t_tensor = Seconds(t_tensor);
+    }
+    if (t_tensor <= split.t_math.si() && t_fsdp / split.t_math.si() < least_ratio) {
+      least_ratio = t_fsdp / split.t_math.si();
+      split.min_tokens_data = split_data;
+    }
+  }
+  split.min_tokens_per_device =
+      std::isfinite(least_ratio) ? split.tokens_per_device * least_ratio : 0.0;
+  return split;
+}
 
 std::vector<PassTotals> pass_totals(const OpGraph& graph, const CostTable& table) {
   std::vector<PassTotals> result;

@@ -96,6 +96,27 @@ struct AxisThreshold {
 std::vector<AxisThreshold> training_thresholds(const Scenario& scenario, const OpGraph& graph,
                                                const CostTable& table, const Roofs& roofs);
 
+/// FSDP + TP (scaling book training.md, "FSDP + tensor parallelism"): N = X·Y devices, weights
+/// gathered over the data axis X (bytes ∝ 1/Y) and activations all-reduced over the tensor axis
+/// Y (bytes ∝ 1/X), T_math fixed by N. Every split X'·Y' = N is costed by re-costing the run's
+/// forward collectives of both axes with their bytes scaled and their axis resized; the best
+/// split minimises max(T_FSDP, T_TP) (the book's X_opt = √(B·N·M_X/(F·M_Y))), and the smallest
+/// batch that is compute-bound under its best split is tokens × min over splits with
+/// T_TP ≤ T_math of T_FSDP / T_math (T_FSDP is constant in the batch, T_TP and T_math grow with it;
+/// the book's B/N > α²/(M_X·M_Y·F)).
+struct FsdpTpSplit {
+  std::int64_t data = 1;               ///< X of the best split
+  std::int64_t tensor = 1;             ///< Y of the best split
+  Seconds t_math;                      ///< the forward pass's T_math over the layers (any split)
+  Seconds t_fsdp;                      ///< the best split's weight gathers
+  Seconds t_tensor;                    ///< the best split's activation all-reduces
+  double tokens_per_device = 0.0;      ///< the step's tokens / N
+  double min_tokens_per_device = 0.0;  ///< compute-bound above this (0: never, T_TP > T_math)
+  std::int64_t min_tokens_data = 1;    ///< the split that reaches it
+};
+std::optional<FsdpTpSplit> fsdp_tp_split(const Scenario& scenario, const OpGraph& graph,
+                                         const CostTable& table, const Roofs& roofs);
+
 /// A 1F1B pipeline's schedule (Narayanan et al. 2021, "Efficient Large-Scale Language Model
 /// Training on GPU Clusters Using Megatron-LM", §2.2): p stages, m microbatches, v interleaved
 /// chunks per stage. Each device idles (p − 1)/(v·m) of its forward and backward work, so the

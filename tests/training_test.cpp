@@ -245,3 +245,38 @@ TEST_CASE("training input errors name the key", "[training]") {
                     Catch::Contains("32 layers of stage 'decoder' do not split over mesh axis "
                                     "'stage' (3 stages)"));
 }
+
+TEST_CASE("FSDP + TP: the forward gathers, the best split and the smallest compute-bound batch",
+          "[training][thresholds]") {
+  // The node's 8 GPUs as FSDP 2 × TP 4, 8 microbatches of 8 sequences × 4096 tokens.
+  const rsim::RunResult run = train_8b({{"plan.preset", "fsdp_tp"}});
+  REQUIRE(run.fsdp_tp.has_value());
+  const rsim::FsdpTpSplit& split = *run.fsdp_tp;
+  // Forward: per layer and microbatch each weight (its 1/4 TP shard, 2 B per parameter) is
+  // all-gathered over the 2-way data axis: (X − 1)/X · V / W = 0.5 · 2 · 218,103,808 / 4 B
+  // / 450e9 B/s = 121.2 µs; × 32 layers × 8 microbatches = 31.02 ms.
+  double t_fsdp = 0.0;
+  double t_tensor = 0.0;
+  for (const rsim::AxisThreshold& threshold : run.training_thresholds) {
+    CHECK(threshold.pass == Pass::forward);
+    (threshold.data ? t_fsdp : t_tensor) = threshold.t_net.si();
+  }
+  CHECK(t_fsdp == Approx(0.5 * 2.0 * kLayerMatmulParams / 4.0 / 450e9 * 32 * 8).epsilon(1e-9));
+  // Every split X·Y = 8 is costed; the best minimises max(T_FSDP, T_TP) and must beat the
+  // plan's own 2 × 4 (whose T_FSDP is the one above and T_TP the tensor axis's); T_TP's
+  // all-reduces of [b, S, D] (b = 4 sequences per device) dominate there, so a wider data axis
+  // wins. Per split (256 layer-microbatches; T_FSDP = (X−1)/X · 2·P_layer/Y / W, T_TP = two
+  // all-reduces 2(Y−1)/Y · (8/X sequences · 4096 · 4096 · 2 B) / W):
+  //   1 × 8: 0 and 534 ms; 2 × 4: 31.0 and 229 ms; 4 × 2: 93.1 and 76.4 ms; 8 × 1: 217 and 0 ms
+  // → 4 × 2.
+  CHECK(split.data * split.tensor == 8);
+  CHECK(t_tensor > t_fsdp);
+  CHECK(std::max(split.t_fsdp.si(), split.t_tensor.si()) < t_tensor);
+  CHECK(split.data == 4);
+  // The smallest compute-bound batch per device: T_FSDP / T_math of the split that reaches it,
+  // × this step's tokens per device (T_FSDP does not grow with the batch, T_math does); at the
+  // plan's own split that is 32,768 · 31.02 ms / T_math.
+  CHECK(split.tokens_per_device == Approx(262144.0 / 8));
+  CHECK(split.min_tokens_per_device <= split.tokens_per_device * t_fsdp / split.t_math.si());
+  CHECK(split.min_tokens_per_device > 0.0);
+}

@@ -146,7 +146,20 @@ Json training_json(const RunResult& result) {
                 {"bubble_lower_s", schedule.bubble_lower.si()},
                 {"bubble_upper_s", schedule.bubble_upper.si()}};
   }
-  return {{"microbatches", training.microbatches},
+  Json split = nullptr;
+  if (result.fsdp_tp) {
+    const FsdpTpSplit& best = *result.fsdp_tp;
+    split = {{"data", best.data},
+             {"tensor", best.tensor},
+             {"t_math_s", best.t_math.si()},
+             {"t_fsdp_s", best.t_fsdp.si()},
+             {"t_tensor_s", best.t_tensor.si()},
+             {"tokens_per_device", best.tokens_per_device},
+             {"min_tokens_per_device", best.min_tokens_per_device},
+             {"min_tokens_data", best.min_tokens_data}};
+  }
+  return {{"fsdp_tp", split},
+          {"microbatches", training.microbatches},
           {"microbatch_sequences", scenario.workload.microbatch()},
           {"recompute", to_string(training.recompute)},
           {"optimizer", to_string(training.optimizer)},

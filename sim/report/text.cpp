@@ -444,6 +444,18 @@ void write_training(std::ostream& out, const RunResult& result) {
                                   : std::string());
     }
   }
+  if (result.fsdp_tp) {
+    const FsdpTpSplit& split = *result.fsdp_tp;
+    out << fmt::format(
+        "  FSDP + TP over {} devices: best split {} data × {} tensor (forward T_FSDP {}, T_TP {} "
+        "vs T_math {}); compute-bound above {} tokens per device with {} × {} (this step: {})\n",
+        split.data * split.tensor, split.data, split.tensor, seconds(split.t_fsdp),
+        seconds(split.t_tensor), seconds(split.t_math),
+        split.min_tokens_per_device > 0.0 ? format_count(split.min_tokens_per_device)
+                                          : std::string("never"),
+        split.min_tokens_data, split.data * split.tensor / split.min_tokens_data,
+        format_count(split.tokens_per_device));
+  }
   out << '\n';
 }
 
