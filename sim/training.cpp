@@ -176,11 +176,21 @@ class TrainingBuilder {
 
   // One update per weight of the op, once per step (count / microbatches).
   void add_update(const Op& op, std::optional<OpGraph::Vertex> gradient) {
-    if (op.kind != OpKind::matmul || op.inputs[1].role != TensorRole::weight) {
+    const TransformerSpec& spec = scenario_.model.stages.front().component;
+    Tensor parameter;
+    if (op.kind == OpKind::matmul && op.inputs[1].role == TensorRole::weight) {
+      parameter = op.inputs[1];
+    } else if (op.kind == OpKind::embedding_gather && !spec.tied_embeddings) {
+      // The gather reads rows; the update covers the whole [vocab, embed] table (a tied table
+      // is updated as the LM head's weight).
+      parameter = {"embedding.weight",
+                   {{"vocab", spec.vocab_size}, {"embed", spec.hidden_size}},
+                   scenario_.precision.weights,
+                   TensorRole::weight};
+    } else {
       return;
     }
     const OptimizerRule& rule = rule_of(scenario_.workload.training.optimizer);
-    const Tensor& parameter = op.inputs[1];
     Op update;
     update.name = op.name + "." + std::string(to_string(rule.optimizer));
     update.stage = op.stage;
