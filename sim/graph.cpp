@@ -3,7 +3,7 @@
 
 #include "sim/error.hpp"
 #include "sim/named.hpp"
-#include "sim/training.hpp"
+#include "sim/backward.hpp"
 
 #include <boost/graph/topological_sort.hpp>
 #include <fmt/format.h>
