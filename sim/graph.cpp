@@ -358,13 +358,14 @@ class StageBuilder {
                    {batch(), seq(tokens), kv_pair, kv_heads, head_dim},
                    spec_.attention_bias ? 2 * spec_.num_kv_heads * spec_.head_dim : 0),
             {normed});
+    OpGraph::Vertex q_source = q_vertex;
     if (spec_.position == PositionEmbedding::rope) {
       const std::vector<Axis> q{batch(), seq(tokens), heads, head_dim};
       const std::vector<Axis> k{batch(), seq(tokens), kv_heads, head_dim};
       Op rope = elementwise("rope", ElementwiseKind::rope, kRopeFlops,
                             {activation("q", q), activation("k", k)}, activation("q_rotated", q));
       rope.outputs.push_back(activation("k_rotated", k));
-      add(std::move(rope), {q_vertex, kv_vertex});
+      q_source = add(std::move(rope), {q_vertex, kv_vertex});
     }
     const std::vector<Axis> kv_axes{
         batch(), seq(tokens), {"kv_heads", spec_.num_kv_heads}, {"head_dim", spec_.head_dim}};
@@ -387,8 +388,10 @@ class StageBuilder {
     if (cache_source_) {
       producers.push_back(*cache_source_);
     }
-    if (spec_.position != PositionEmbedding::rope) {
-      producers.push_back(q_vertex);  // without RoPE, Q goes straight to attention
+    // Q goes straight to attention (without RoPE; or past the cache write, which a plan may
+    // lay out differently from the queries: a KV cache split by batch).
+    if (std::find(producers.begin(), producers.end(), q_source) == producers.end()) {
+      producers.push_back(q_source);
     }
     if (scenario_.fusion.attention_fused) {
       add_fused_attention(q_axes, {"k", kv_axes, kv_dtype, kv_role}, producers);

@@ -7,27 +7,123 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 #include <tuple>
+#include <vector>
 
 namespace rsim {
 namespace {
 
-// Per tensor axis: the mesh axis it is sharded on ("" = replicated).
-using Layout = std::vector<std::string>;
+// Per tensor axis: the mesh axes it is sharded on, outer first (empty = replicated). An entry may
+// name a part of a mesh axis (see KvSplit) and more than one unit: the batch of a KV cache is split
+// over 'data' and over the devices that share one KV head on 'model'.
+using Layout = std::vector<std::vector<std::string>>;
+
+bool contains(const std::vector<std::string>& units, const std::string& unit) {
+  return std::find(units.begin(), units.end(), unit) != units.end();
+}
+
+// K KV heads over a tensor-parallel mesh axis of Y devices, K < Y and Y % K = 0 (Llama 3 70B: 8
+// over 16). Megatron keeps the G = N/K query heads of each KV head's group on Y/K devices and
+// replicates that KV head on them; the devices of the axis, m = k·(Y/K) + j, are then K outer
+// groups (k: the KV head and its query heads) of Y/K inner devices (j). A KV cache split
+// "heads first, then batch" (MaxText's cache sharding; scaling book inference.md shards the
+// cache over kv_heads and, when they run out, over the batch) stores on device (k, j) KV head k
+// of the j-th slice of the sequences: 1/Y of the cache per device instead of 1/K. Attention
+// against it runs where it is: over kv_heads (K ways) × batch (Y/K ways).
+struct KvSplit {
+  std::string mesh;           // the mesh axis the kv_heads rule names
+  std::int64_t kv_heads = 1;  // K
+  MeshAxis heads_part;        // K outer device groups: one KV head (and its G query heads) each
+  MeshAxis batch_part;        // Y/K inner devices: the ones that share a KV head
+};
+
+// The KV splits a plan needs for a graph: one per distinct K (stages may differ) that does not
+// divide the kv_heads rule's mesh axis but divides its size.
+std::vector<KvSplit> kv_splits(const OpGraph& graph, const Plan& plan) {
+  std::vector<KvSplit> result;
+  const std::optional<std::string> mesh_name = plan.mesh_axis_for("kv_heads", false);
+  if (!mesh_name) {
+    return result;
+  }
+  const MeshAxis& mesh = *plan.find_axis(*mesh_name);
+  for (OpGraph::Vertex vertex = 0; vertex < graph.size(); ++vertex) {
+    for (const auto* tensors : {&graph.op(vertex).inputs, &graph.op(vertex).outputs}) {
+      for (const Tensor& tensor : *tensors) {
+        for (const Axis& axis : tensor.axes) {
+          const std::int64_t heads = axis.size;
+          if (axis.name != "kv_heads" || heads >= mesh.size || mesh.size % heads != 0 ||
+              std::any_of(result.begin(), result.end(),
+                          [&](const KvSplit& split) { return split.kv_heads == heads; })) {
+            continue;
+          }
+          KvSplit split{mesh.name, heads, mesh, mesh};
+          split.heads_part.name = fmt::format("{}({} kv_heads)", mesh.name, heads);
+          split.heads_part.size = heads;
+          split.batch_part.name = fmt::format("{}({} per kv_head)", mesh.name, mesh.size / heads);
+          split.batch_part.size = mesh.size / heads;
+          result.push_back(std::move(split));
+        }
+      }
+    }
+  }
+  return result;
+}
+
+// An op that reads keys cached by an earlier step or stage (a decode step's attention, π0.5's
+// suffix against the prefix): its longest kv_seq outnumbers its queries.
+bool attends_to_cache(const Op& op) {
+  std::int64_t keys = 0;
+  std::int64_t queries = 0;
+  for (const auto* tensors : {&op.inputs, &op.outputs}) {
+    for (const Tensor& tensor : *tensors) {
+      for (const Axis& axis : tensor.axes) {
+        keys = axis.name == "kv_seq" ? std::max(keys, axis.size) : keys;
+        queries = axis.name == "seq" ? std::max(queries, axis.size) : queries;
+      }
+    }
+  }
+  return op.kind == OpKind::attention ? op.attention.cached_tokens > 0 : keys > queries;
+}
 
 class Sharder {
  public:
-  Sharder(const Plan& plan, std::vector<std::string>& notes) : plan_(plan), notes_(notes) {}
+  Sharder(const Plan& plan, std::vector<std::string>& notes, std::vector<KvSplit> splits)
+      : plan_(plan), notes_(notes), splits_(std::move(splits)) {}
 
   // The layout the rules give a tensor. Rules are taken in their order, so earlier rules win a
   // mesh axis (heads before seq: Megatron sequence parallelism keeps heads sharded in attention);
-  // a mesh axis shards one axis of a tensor. KV heads (and query groups) that do not divide are
+  // a mesh axis shards one axis of a tensor. KV heads that do not divide but divide the axis size
+  // take its KvSplit's outer part (query groups its inner part); the ops that write or read a KV
+  // cache take "heads first, then batch": kv_heads and heads the outer part, batch the inner
+  // part, when the batch divides over it. Other KV heads and query groups that do not divide are
   // replicated, as Megatron does for MQA/GQA; any other axis that does not divide is an error.
   // `attention` ignores sequence rules: attention sees whole sequences.
   Layout layout(const Tensor& tensor, const Op& op, bool attention = false) const {
     Layout result(tensor.axes.size());
-    std::vector<std::string> used;
+    std::vector<std::string> used;  // mesh axes and parts of them
     std::vector<std::string> decided;
+    const KvSplit* split = split_of(op);
+    const bool by_batch = split != nullptr && splits_batch(op, *split);
+    const auto taken = [&](const std::string& unit) {
+      if (contains(used, unit)) {
+        return true;
+      }
+      // A whole mesh axis and its parts exclude each other.
+      return std::any_of(splits_.begin(), splits_.end(), [&](const KvSplit& other) {
+        const bool part = unit == other.heads_part.name || unit == other.batch_part.name;
+        return (part && contains(used, other.mesh)) ||
+               (unit == other.mesh &&
+                (contains(used, other.heads_part.name) || contains(used, other.batch_part.name)));
+      });
+    };
+    const auto take = [&](std::size_t index, const MeshAxis& unit) {
+      if (unit.size > 1) {
+        result[index].push_back(unit.name);
+      }
+      used.push_back(unit.name);
+    };
     const auto assign = [&](const std::vector<std::pair<std::string, std::string>>& rules) {
       for (const auto& [logical, mesh_name] : rules) {
         const auto found = std::find_if(tensor.axes.begin(), tensor.axes.end(),
@@ -38,7 +134,24 @@ class Sharder {
           continue;
         }
         decided.push_back(logical);
-        if (mesh_name.empty() || std::find(used.begin(), used.end(), mesh_name) != used.end()) {
+        const auto index = static_cast<std::size_t>(found - tensor.axes.begin());
+        if (split != nullptr && split->mesh == mesh_name) {
+          // KV heads (and, where the cache is split by batch, the query heads of their groups)
+          // go to the outer part; query groups, where the batch does not take it, the inner.
+          if ((logical == "kv_heads" && found->size == split->kv_heads) ||
+              (logical == "heads" && by_batch)) {
+            if (!taken(split->heads_part.name)) {
+              take(index, split->heads_part);
+            }
+            continue;
+          }
+          if (logical == "group" && !by_batch && !taken(split->batch_part.name) &&
+              found->size % split->batch_part.size == 0) {
+            take(index, split->batch_part);
+            continue;
+          }
+        }
+        if (mesh_name.empty() || taken(mesh_name)) {
           continue;
         }
         const MeshAxis& mesh = *plan_.find_axis(mesh_name);
@@ -54,8 +167,7 @@ class Sharder {
                             "device runs at most {}",
                             op.stage, found->size, mesh.name, mesh.size,
                             (found->size + mesh.size - 1) / mesh.size));
-            result[static_cast<std::size_t>(found - tensor.axes.begin())] = mesh_name;
-            used.push_back(mesh_name);
+            take(index, mesh);
             continue;
           }
           // KV heads and query groups (MQA/GQA) and short sequences (the last token an LM head
@@ -71,14 +183,18 @@ class Sharder {
               plan_.name, found->name, found->size, tensor.name, op.qualified_name(), mesh.name,
               mesh.size));
         }
-        result[static_cast<std::size_t>(found - tensor.axes.begin())] = mesh_name;
-        used.push_back(mesh_name);
+        take(index, mesh);
       }
     };
     if (tensor.role == TensorRole::weight) {
       assign(plan_.weight_rules);
     }
     assign(plan_.rules);
+    const auto batch = std::find_if(tensor.axes.begin(), tensor.axes.end(),
+                                    [](const Axis& axis) { return axis.name == "batch"; });
+    if (by_batch && batch != tensor.axes.end() && !taken(split->batch_part.name)) {
+      take(static_cast<std::size_t>(batch - tensor.axes.begin()), split->batch_part);
+    }
     // An MoE block's expert rows come from the tokens: without a rule of their own they are
     // split where the tokens are (batch, then seq), on a mesh axis the experts do not take.
     const auto rows = std::find_if(tensor.axes.begin(), tensor.axes.end(),
@@ -89,8 +205,7 @@ class Sharder {
     }
     for (const std::string_view token_axis : {"batch", "seq"}) {
       const auto mesh_name = plan_.mesh_axis_for(token_axis, false);
-      if (!mesh_name || std::find(used.begin(), used.end(), *mesh_name) != used.end() ||
-          plan_.find_axis(*mesh_name)->size == 1) {
+      if (!mesh_name || taken(*mesh_name) || plan_.find_axis(*mesh_name)->size == 1) {
         continue;
       }
       const std::int64_t devices = plan_.find_axis(*mesh_name)->size;
@@ -100,22 +215,73 @@ class Sharder {
             "device runs at most {}",
             op.stage, rows->size, *mesh_name, devices, (rows->size + devices - 1) / devices));
       }
-      result[static_cast<std::size_t>(rows - tensor.axes.begin())] = *mesh_name;
+      result[static_cast<std::size_t>(rows - tensor.axes.begin())] = {*mesh_name};
       break;
     }
     return result;
   }
 
-  // Per-device sizes: ⌈size / devices⌉ (exact for the axes that must divide; the rows and
-  // experts of an MoE block may not).
+  // Per-device sizes: ⌈size / devices⌉ for each unit the axis is split over (exact for the axes
+  // that must divide; the rows and experts of an MoE block may not).
   [[nodiscard]] Tensor local(Tensor tensor, const Layout& layout) const {
     for (std::size_t index = 0; index < tensor.axes.size(); ++index) {
-      if (!layout[index].empty()) {
-        const std::int64_t devices = plan_.find_axis(layout[index])->size;
+      for (const std::string& unit : layout[index]) {
+        const std::int64_t devices = find_unit(unit).size;
         tensor.axes[index].size = (tensor.axes[index].size + devices - 1) / devices;
       }
     }
     return tensor;
+  }
+
+  // The units a set of layouts is split over, for the collectives between them: each mesh axis
+  // whole, or, where any of the layouts uses a part of it, its KvSplit parts, with every entry
+  // that names the whole axis rewritten as its parts (outer first: device m = k·(Y/K) + j, so
+  // query heads over the whole axis are query heads over both parts).
+  [[nodiscard]] std::vector<MeshAxis> units(const std::vector<Layout*>& layouts) const {
+    std::vector<MeshAxis> result;
+    for (const MeshAxis& mesh : plan_.mesh) {
+      const KvSplit* used = nullptr;
+      for (const KvSplit& split : splits_) {
+        for (const Layout* layout : layouts) {
+          for (const auto& entry : *layout) {
+            if (split.mesh == mesh.name && (contains(entry, split.heads_part.name) ||
+                                            contains(entry, split.batch_part.name))) {
+              used = &split;
+            }
+          }
+        }
+      }
+      if (used == nullptr) {
+        result.push_back(mesh);
+        continue;
+      }
+      std::vector<std::string> parts;
+      for (const MeshAxis* part : {&used->heads_part, &used->batch_part}) {
+        if (part->size > 1) {
+          result.push_back(*part);
+          parts.push_back(part->name);
+        }
+      }
+      for (Layout* layout : layouts) {
+        for (auto& entry : *layout) {
+          const auto whole = std::find(entry.begin(), entry.end(), mesh.name);
+          if (whole != entry.end()) {
+            entry.insert(entry.erase(whole), parts.begin(), parts.end());
+          }
+        }
+      }
+    }
+    return result;
+  }
+
+  // The mesh axis a unit belongs to (a collective over a part runs on its axis's network).
+  [[nodiscard]] std::string mesh_of(const std::string& unit) const {
+    for (const KvSplit& split : splits_) {
+      if (unit == split.heads_part.name || unit == split.batch_part.name) {
+        return split.mesh;
+      }
+    }
+    return unit;
   }
 
   void note(const std::string& text) const {
@@ -127,13 +293,86 @@ class Sharder {
   [[nodiscard]] const Plan& plan() const { return plan_; }
 
  private:
+  [[nodiscard]] const MeshAxis& find_unit(const std::string& unit) const {
+    for (const KvSplit& split : splits_) {
+      if (unit == split.heads_part.name) {
+        return split.heads_part;
+      }
+      if (unit == split.batch_part.name) {
+        return split.batch_part;
+      }
+    }
+    return *plan_.find_axis(unit);
+  }
+
+  // The split of the kv_heads rule's mesh axis for the KV heads of this op's tensors, if any.
+  [[nodiscard]] const KvSplit* split_of(const Op& op) const {
+    for (const auto* tensors : {&op.inputs, &op.outputs}) {
+      for (const Tensor& tensor : *tensors) {
+        for (const Axis& axis : tensor.axes) {
+          for (const KvSplit& split : splits_) {
+            if (axis.name == "kv_heads" && axis.size == split.kv_heads) {
+              return &split;
+            }
+          }
+        }
+      }
+    }
+    return nullptr;
+  }
+
+  // Whether an op that writes or reads a KV cache splits it by batch over the split's inner
+  // part: its sequences per device (after the batch rule's own mesh axis) must divide over it;
+  // else the cache stays replicated there (noted).
+  [[nodiscard]] bool splits_batch(const Op& op, const KvSplit& split) const {
+    const MeshAxis& axis = *plan_.find_axis(split.mesh);
+    const std::string heads = fmt::format(
+        "{}: {} kv_heads do not divide over mesh axis '{}' ({}): replicated on the {} devices "
+        "that hold each one's query heads",
+        op.stage, split.kv_heads, axis.name, axis.size, split.batch_part.size);
+    if (op.kind != OpKind::kv_cache_write && !attends_to_cache(op)) {
+      note(heads);
+      return false;
+    }
+    std::int64_t sequences = 0;
+    for (const Tensor& tensor : op.inputs) {
+      for (const Axis& axis_of_tensor : tensor.axes) {
+        sequences = axis_of_tensor.name == "batch" ? axis_of_tensor.size : sequences;
+      }
+    }
+    const std::optional<std::string> batch_mesh = plan_.mesh_axis_for("batch", false);
+    if (sequences == 0 || batch_mesh == split.mesh) {
+      note(heads);
+      return false;
+    }
+    const std::int64_t data = batch_mesh ? plan_.find_axis(*batch_mesh)->size : 1;
+    const std::int64_t per_device = (sequences + data - 1) / data;
+    if (per_device % split.batch_part.size != 0) {
+      note(fmt::format(
+          "{}: {} kv_heads do not divide over mesh axis '{}' ({}) and {} sequences per device do "
+          "not divide over the {} devices that share each KV head: the KV cache is replicated "
+          "on them (1/{} of it per device)",
+          op.stage, split.kv_heads, axis.name, axis.size, per_device, split.batch_part.size,
+          split.kv_heads));
+      return false;
+    }
+    note(fmt::format(
+        "{}: {} kv_heads do not divide over mesh axis '{}' ({}): the KV cache is split {} × {} "
+        "ways (KV heads × sequences: 1/{} of it per device); attention runs there, its queries "
+        "and output moved by all-to-alls over each KV head's {} devices",
+        op.stage, split.kv_heads, axis.name, axis.size, split.kv_heads, split.batch_part.size,
+        axis.size, split.batch_part.size));
+    return true;
+  }
+
   const Plan& plan_;
   std::vector<std::string>& notes_;
+  std::vector<KvSplit> splits_;
 };
 
 std::string axis_on(const Tensor& tensor, const Layout& layout, const std::string& mesh) {
   for (std::size_t index = 0; index < layout.size(); ++index) {
-    if (layout[index] == mesh) {
+    if (contains(layout[index], mesh)) {
       return tensor.axes[index].name;
     }
   }
@@ -145,16 +384,18 @@ bool has_axis(const std::vector<Tensor>& tensors, const std::string& name) {
                      [&](const Tensor& tensor) { return tensor.has_axis(name); });
 }
 
-void clear_axis(Layout& layout, const Tensor& tensor, const std::string& axis) {
+void clear_axis(Layout& layout, const Tensor& tensor, const std::string& axis,
+                const std::string& mesh) {
   for (std::size_t index = 0; index < layout.size(); ++index) {
     if (tensor.axes[index].name == axis) {
-      layout[index].clear();
+      std::erase(layout[index], mesh);
     }
   }
 }
 
+// A collective over `mesh` (a mesh axis, or a part of one: then `mesh_axis` names the axis).
 Op collective_op(const Op& op, CollectiveKind kind, const std::string& suffix, Bytes bytes,
-                 const MeshAxis& mesh, const Plan& plan) {
+                 const MeshAxis& mesh, const Plan& plan, const std::string& mesh_axis = {}) {
   Op result;
   result.name = fmt::format("{}.{}", op.name, suffix);
   result.stage = op.stage;
@@ -169,7 +410,7 @@ Op collective_op(const Op& op, CollectiveKind kind, const std::string& suffix, B
   result.collective.axes = {mesh.size};
   result.collective.in_network_reduction = plan.in_network_reduction;
   result.network = mesh.network;
-  result.mesh_axis = mesh.name;
+  result.mesh_axis = mesh_axis.empty() ? mesh.name : mesh_axis;
   return result;
 }
 
@@ -190,19 +431,24 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
   for (const Tensor& tensor : op.inputs) {
     layouts.push_back(sharder.layout(tensor, op));
   }
-  result.input_layout = layouts[0];
   const Tensor& output = op.outputs.front();
-  const Layout rules_out = sharder.layout(output, op);
+  Layout rules_out = sharder.layout(output, op);
+  std::vector<Layout*> all{&rules_out};
+  for (Layout& layout : layouts) {
+    all.push_back(&layout);
+  }
+  const std::vector<MeshAxis> units = sharder.units(all);
+  result.input_layout = layouts[0];
   Layout out_layout(output.axes.size());
   const auto shard_output = [&](const std::string& axis, const std::string& mesh) {
     for (std::size_t index = 0; index < output.axes.size(); ++index) {
-      if (output.axes[index].name == axis && out_layout[index].empty()) {
-        out_layout[index] = mesh;
+      if (output.axes[index].name == axis && !contains(out_layout[index], mesh)) {
+        out_layout[index].push_back(mesh);
       }
     }
   };
   std::vector<std::pair<std::size_t, std::string>> reductions;  // in result.after, mesh axis
-  for (const MeshAxis& mesh : sharder.plan().mesh) {
+  for (const MeshAxis& mesh : units) {
     if (mesh.size == 1) {
       continue;
     }
@@ -217,7 +463,8 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
       const std::string out_axis = axis_on(output, rules_out, mesh.name);
       result.after.push_back(collective_op(
           op, out_axis.empty() ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter,
-          out_axis.empty() ? "all_reduce" : "reduce_scatter", Bytes(0.0), mesh, sharder.plan()));
+          out_axis.empty() ? "all_reduce" : "reduce_scatter", Bytes(0.0), mesh, sharder.plan(),
+          sharder.mesh_of(mesh.name)));
       reductions.emplace_back(result.after.size() - 1, mesh.name);
       // A gradient summed over a step's microbatches is reduced once per step.
       result.after.back().count = op.count / op.accumulated;
@@ -232,18 +479,18 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
         std::find(storage.begin(), storage.end(), std::pair{w_axis, mesh.name}) != storage.end();
     if ((w_contracting && !x_contracting) || (storage_only && x_axis != w_axis)) {
       // Case 2 on the weight, or a storage-sharded weight: gather it before use.
-      clear_axis(layouts[1], op.inputs[1], w_axis);
+      clear_axis(layouts[1], op.inputs[1], w_axis, mesh.name);
       result.prefetch.push_back(collective_op(op, CollectiveKind::all_gather, "all_gather_weight",
                                               sharder.local(op.inputs[1], layouts[1]).bytes(), mesh,
-                                              sharder.plan()));
+                                              sharder.plan(), sharder.mesh_of(mesh.name)));
     } else if (x_contracting || (!x_axis.empty() && !w_axis.empty() && x_axis != w_axis)) {
       // Case 2 on the activation's contracting axis, or case 4 (both operands sharded on this
       // mesh axis along different non-contracting axes): gather the activation, keeping the
       // weight sharded.
-      clear_axis(layouts[0], op.inputs[0], x_axis);
+      clear_axis(layouts[0], op.inputs[0], x_axis, mesh.name);
       result.before.push_back(collective_op(op, CollectiveKind::all_gather, "all_gather_input",
                                             sharder.local(op.inputs[0], layouts[0]).bytes(), mesh,
-                                            sharder.plan()));
+                                            sharder.plan(), sharder.mesh_of(mesh.name)));
     }
     // Case 1: a non-contracting axis sharded on an operand stays sharded in the output.
     for (std::size_t operand = 0; operand < 2; ++operand) {
@@ -260,7 +507,9 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
   // axis scatters it (an output sharded on a later mesh axis shrinks the partial sums too).
   for (const auto& [index, mesh_name] : reductions) {
     Layout unreduced = out_layout;
-    std::replace(unreduced.begin(), unreduced.end(), mesh_name, std::string());
+    for (auto& entry : unreduced) {
+      std::erase(entry, mesh_name);
+    }
     result.after[index].collective.bytes = sharder.local(output, unreduced).bytes();
   }
   result.op.outputs.front() = sharder.local(output, out_layout);
@@ -376,20 +625,31 @@ std::vector<Op> reshard(const Tensor& produced, const Layout& from, const Op& co
   if (!same_axes(produced, needed)) {
     return result;
   }
-  for (const MeshAxis& mesh : sharder.plan().mesh) {
-    const std::string have = axis_on(produced, from, mesh.name);
-    const std::string want = axis_on(needed, to, mesh.name);
-    if (have.empty() || have == want) {
+  // Compared unit by unit: the queries of a KV-split attention arrive sharded by heads over the
+  // whole tensor axis = by heads over its outer and inner parts; attention needs them by heads
+  // over the outer part (the KV head's group) and by batch over the inner one, so only the inner
+  // part moves: an all-to-all over the Y/K devices that share a KV head. Its output goes back
+  // the same way for o_proj (by batch → by heads over the inner part: an all-to-all again; an
+  // all-gather would send each device Y/K − 1 slices of every head of the group, twice the
+  // (Y/K − 1)/(Y/K)² · V an all-to-all sends, to keep only its own heads).
+  Layout have_layout = from;
+  Layout want_layout = to;
+  for (const MeshAxis& mesh : sharder.units({&have_layout, &want_layout})) {
+    const std::string have = axis_on(produced, have_layout, mesh.name);
+    const std::string want = axis_on(needed, want_layout, mesh.name);
+    if (mesh.size == 1 || have.empty() || have == want) {
       continue;
     }
     const Bytes local = sharder.local(needed, to).bytes();
+    const std::string mesh_axis = sharder.mesh_of(mesh.name);
     if (want.empty()) {
       result.push_back(collective_op(consumer, CollectiveKind::all_gather, "reshard_all_gather",
-                                     local, mesh, sharder.plan()));
+                                     local, mesh, sharder.plan(), mesh_axis));
     } else {
       // All-to-all moves the whole array, V = local bytes × devices on the axis.
       result.push_back(collective_op(consumer, CollectiveKind::all_to_all, "reshard_all_to_all",
-                                     local * static_cast<double>(mesh.size), mesh, sharder.plan()));
+                                     local * static_cast<double>(mesh.size), mesh, sharder.plan(),
+                                     mesh_axis));
     }
   }
   return result;
@@ -455,7 +715,7 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
   check_experts(graph, plan);
   ShardedGraph sharded;
   sharded.graph.stages = graph.stages;
-  const Sharder sharder(plan, sharded.notes);
+  const Sharder sharder(plan, sharded.notes, kv_splits(graph, plan));
   struct Placed {
     OpGraph::Vertex first;
     OpGraph::Vertex last;
