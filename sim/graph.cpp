@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "sim/graph.hpp"
 
+#include "sim/backward.hpp"
 #include "sim/error.hpp"
 #include "sim/named.hpp"
-#include "sim/backward.hpp"
 
 #include <boost/graph/topological_sort.hpp>
 #include <fmt/format.h>
