@@ -119,8 +119,8 @@ struct TrainingSearchResult {
 struct TrainingSearchOptions {
   std::int64_t threads = 0;  ///< 0: all hardware threads (TBB's default)
   std::function<void(std::size_t, std::size_t)> progress;  ///< (done, total), any thread
-  /// Reject without costing what provably does not fit (see search_training_plans); off costs
-  /// every plan, for checking that the pruning loses nothing.
+  /// Reject without costing what provably does not fit or divide (see search_training_plans);
+  /// off costs every plan, for checking that the pruning loses nothing.
   bool prune = true;
 };
 
@@ -137,11 +137,12 @@ struct TrainingSearchOptions {
 ///   interleaved schedule, Narayanan et al. 2021 §2.2.2).
 /// Rejected with their reason: the mesh does not fit the tiers; p does not divide the layers;
 /// weights, gradients and optimizer state alone exceed the memory (P/(t·p·d_ZeRO) parameters,
-/// before costing); b is not whole; the plan does not divide the model; the costed footprint
-/// does not fit (a larger microbatch of the same plan then does not fit either: the saved
-/// activations grow with b·min(m, p) = min(B/d, b·p), so those are rejected uncosted); m % p ≠ 0
-/// under interleaving. One analyze() per (t, p, d, weights, sp, m, recompute) at v = 1; the other
-/// v follow exactly (the stage-boundary sends × v, the bubble (p − 1)/(v·m) × the pipelined work).
+/// before costing); b is not whole; the plan does not divide the model (then at every m, so the
+/// other m are not costed); the costed footprint does not fit (a larger microbatch of the same
+/// plan then does not fit either: the saved activations grow with b·min(m, p) = min(B/d, b·p),
+/// so those are rejected uncosted); v > 1 with m % p ≠ 0. One analyze() per (t, p, d, weights,
+/// sp, m, recompute) at v = 1; the other v follow exactly (the stage-boundary sends × v, the
+/// bubble (p − 1)/(v·m) × the pipelined work). `prune` off costs what the shortcuts skip.
 /// Ranked by the step's lower bound; ties by upper bound, then plan order (t, p, ZeRO-3, sp, m,
 /// recompute, v ascending). Parallel with TBB; the ranking does not depend on the thread count.
 TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,

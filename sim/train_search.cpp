@@ -175,6 +175,9 @@ class TrainingSearcher {
     // Largest m first: the microbatch b grows along the loop, and with it the footprint.
     std::optional<Footprint> too_big;
     std::int64_t too_big_m = 0;
+    // The plan's rules split the same axes whatever m (the batch axis divides once b is whole):
+    // one that does not divide the model at one m does not at any.
+    std::optional<std::string> undivided;
     for (auto count = counts.rbegin(); count != counts.rend(); ++count) {
       TrainingPlan point = shape;
       point.microbatches = *count;
@@ -187,6 +190,10 @@ class TrainingSearcher {
              all_v});
         continue;
       }
+      if (undivided) {
+        result.rejected.push_back({point, std::string(kModelReason), *undivided, all_v});
+        continue;
+      }
       if (too_big) {
         result.rejected.push_back(
             {point, std::string(kMemoryReason),
@@ -196,21 +203,29 @@ class TrainingSearcher {
              all_v});
         continue;
       }
-      const std::optional<Footprint> unfit =
-          cost(point, plan, mesh.display, vocab_replicated, chunks, result);
-      if (context_.prune && unfit) {
-        too_big = unfit;
+      const Outcome outcome = cost(point, plan, mesh.display, vocab_replicated, chunks, result);
+      if (context_.prune && outcome.unfit) {
+        too_big = outcome.unfit;
         too_big_m = point.microbatches;
+      }
+      if (context_.prune && outcome.undivided) {
+        undivided = outcome.undivided;
       }
     }
     return result;
   }
 
  private:
-  // Costs one plan at v = 1 and derives every v; returns the footprint if it does not fit.
-  std::optional<Footprint> cost(const TrainingPlan& point, const Plan& plan,
-                                const std::string& mesh, bool vocab_replicated,
-                                const std::vector<std::int64_t>& chunks, TaskResult& result) const {
+  // What costing one plan found besides its candidates.
+  struct Outcome {
+    std::optional<Footprint> unfit;        // the footprint of a plan that does not fit
+    std::optional<std::string> undivided;  // why the plan does not divide the model
+  };
+
+  // Costs one plan at v = 1 and derives every v.
+  Outcome cost(const TrainingPlan& point, const Plan& plan, const std::string& mesh,
+               bool vocab_replicated, const std::vector<std::int64_t>& chunks,
+               TaskResult& result) const {
     const auto all_v = static_cast<std::int64_t>(chunks.size());
     Scenario scenario = context_.scenario;
     scenario.plan = plan;
@@ -224,7 +239,7 @@ class TrainingSearcher {
       run.emplace(analyze(std::move(scenario), context_.roofs));
     } catch (const InputError& error) {
       result.rejected.push_back({point, std::string(kModelReason), error.what(), all_v});
-      return std::nullopt;
+      return {std::nullopt, error.what()};
     }
     if (!run->footprint.fits()) {
       result.rejected.push_back(
@@ -236,7 +251,7 @@ class TrainingSearcher {
                        bytes_text(run->footprint.optimizer_state),
                        bytes_text(run->footprint.activations), bytes_text(run->footprint.capacity)),
            all_v});
-      return run->footprint;
+      return {run->footprint, std::nullopt};
     }
     // The stage-boundary sends run once per microbatch and chunk; the pipelined work is every
     // row but the optimizer's (add_pipeline_bubble).
@@ -292,7 +307,7 @@ class TrainingSearcher {
                                               context_.peak * candidate.step_lower.si());
       result.candidates.push_back(std::move(candidate));
     }
-    return std::nullopt;
+    return {};
   }
 
   const SearchContext& context_;

@@ -150,7 +150,9 @@ TEST_CASE("training search on 8 GPUs: the best plan, derived by hand", "[search]
   CHECK(rejected(result, "does not divide the model") == 114);
   CHECK(result.rejected_by_reason.size() == 3);
   CHECK(result.ranked.size() == 12);
-  CHECK(result.analyses == 12 + 36 + 48 + 30);
+  // Analyses: the 12 costed, and one per shape that does not divide the model (its first whole
+  // b; the other m divide no better): t2 4 × 3 + t4 4 × 3 + t8 2 × 3 = 30.
+  CHECK(result.analyses == 12 + 30);
   // The best of the 12, by hand. Every one runs the same math (1/8 of the step's tokens).
   // - recompute none: selective and full add forward work (and, under ZeRO-3, weight gathers);
   // - m = 1: m = 2 reads every weight twice (and ZeRO-3 gathers it twice), for the same FLOPs;
@@ -235,6 +237,16 @@ TEST_CASE("training search counts what it rejects, and interleaving follows from
   CHECK(interleaved->bubble.si() == Approx(direct.pipeline->bubble_lower.si()).epsilon(1e-12));
   // (p − 1)/(v·m + p − 1) = 1/(2·2 + 1) = 0.2.
   CHECK(interleaved->bubble_fraction == Approx(0.2));
+  // Pruning drops no plan that fits: costing every plan ranks the same 465.
+  const auto scenario =
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml"));
+  rsim::TrainingSearchOptions exhaustive;
+  exhaustive.prune = false;
+  const auto all =
+      rsim::search_training_plans(scenario, rsim::scenario_roofs(scenario, ""), 8, exhaustive);
+  CHECK(all.seen == 852);
+  CHECK(rsim::training_search_to_json(all, 0)["ranked"] ==
+        rsim::training_search_to_json(result, 0)["ranked"]);
 }
 
 TEST_CASE("training search ranks the same on one thread and on many", "[search][train]") {

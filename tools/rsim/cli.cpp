@@ -413,6 +413,7 @@ struct SearchOptionsCli {
   std::string objective = "latency";
   std::size_t top = 10;
   std::int64_t threads = 0;
+  bool exhaustive = false;
 };
 
 // A training scenario's search: its own space, ranked by step time (with the global batch and
@@ -421,6 +422,7 @@ int training_search_command(const SearchOptionsCli& options, const Scenario& sce
                             const Roofs& roofs, std::ostream& out, std::ostream& err) {
   TrainingSearchOptions search;
   search.threads = options.threads;
+  search.prune = !options.exhaustive;
   search.progress = progress_bar(err, "plan shapes");
   const TrainingSearchResult result =
       search_training_plans(scenario, roofs, options.devices, search);
@@ -793,6 +795,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       ->add_option("--threads", search_options.threads,
                    "Worker threads for a training search (default: all cores)")
       ->check(CLI::NonNegativeNumber);
+  search->add_flag(
+      "--exhaustive", search_options.exhaustive,
+      "Training: cost every plan, pruning none by memory first (to check the pruning)");
 
   ThresholdOptions threshold_options;
   CLI::App* threshold = app.add_subcommand(
