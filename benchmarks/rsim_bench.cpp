@@ -2,6 +2,7 @@
 // rsim's speed, measured (issue: sweeps and search): a whole scenario evaluation, the pipeline
 // without YAML, the tiling search of one GEMM, and sweep points per second.
 #include "sim/analysis.hpp"
+#include "sim/search.hpp"
 #include "sim/sweep.hpp"
 #include "sim/tiling.hpp"
 
@@ -65,6 +66,31 @@ void BM_SweepLlama70b(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(points));
 }
 BENCHMARK(BM_SweepLlama70b)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Training plans per second: `rsim search` of GPT-3 175B on 1024 H100s (every core). items/s
+// counts the plans of the space (seen); costed/s those given a step time; analyses/s the
+// analyze() runs they came from.
+void BM_TrainingSearchGpt3(benchmark::State& state) {
+  const rsim::Scenario scenario =
+      rsim::load_scenario(source("scenarios/gpt3_175b_train_h100.yaml"));
+  const rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
+  std::int64_t seen = 0;
+  std::int64_t costed = 0;
+  std::int64_t analyses = 0;
+  for (auto _ : state) {
+    const auto result = rsim::search_training_plans(scenario, roofs, 1024);
+    seen += result.seen;
+    costed += static_cast<std::int64_t>(result.ranked.size());
+    analyses += result.analyses;
+    benchmark::DoNotOptimize(result);
+  }
+  state.SetItemsProcessed(seen);
+  state.counters["costed"] =
+      benchmark::Counter(static_cast<double>(costed), benchmark::Counter::kIsRate);
+  state.counters["analyses"] =
+      benchmark::Counter(static_cast<double>(analyses), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_TrainingSearchGpt3)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace
 

@@ -211,6 +211,57 @@ const std::vector<PlanPreset>& plan_presets() {
        {{"embed", "model"}},
        {}},
       {"shard_batch", "sequences split over 'model'", {{"batch", "model"}}, {}},
+      // 3D parallelism for training (Narayanan et al. 2021, "Efficient Large-Scale Language
+      // Model Training on GPU Clusters Using Megatron-LM", §2-3): Megatron tensor parallelism
+      // over 'model', pipeline stages of L/p layers over 'stage', data parallelism over 'data'
+      // (weights replicated, gradients all-reduced once per step).
+      {"megatron_3d",
+       "Megatron tensor parallel over 'model', pipeline stages over 'stage', data parallel "
+       "over 'data'",
+       {{"batch", "data"},
+        {"layers", "stage"},
+        {"heads", "model"},
+        {"kv_heads", "model"},
+        {"group", "model"},
+        {"mlp", "model"},
+        {"vocab", "model"}},
+       {}},
+      // The same with Megatron sequence parallelism on 'model' (Korthikanti et al. 2022, §4.2.2).
+      {"megatron_3d_sp",
+       "megatron_3d with sequence parallelism on 'model'",
+       {{"batch", "data"},
+        {"layers", "stage"},
+        {"heads", "model"},
+        {"kv_heads", "model"},
+        {"group", "model"},
+        {"mlp", "model"},
+        {"vocab", "model"},
+        {"seq", "model"}},
+       {}},
+      // megatron_3d with the weights (and so their gradients and optimizer state) also sharded
+      // over 'data' on their embed axis: ZeRO-3 / FSDP across the data-parallel replicas
+      // (Rajbhandari et al. 2020, §5.3), gathered before use, gradients reduce-scattered.
+      {"zero3_3d",
+       "megatron_3d with weights, gradients and optimizer state sharded over 'data' (ZeRO-3)",
+       {{"batch", "data"},
+        {"layers", "stage"},
+        {"heads", "model"},
+        {"kv_heads", "model"},
+        {"group", "model"},
+        {"mlp", "model"},
+        {"vocab", "model"}},
+       {{"embed", "data"}}},
+      {"zero3_3d_sp",
+       "zero3_3d with sequence parallelism on 'model'",
+       {{"batch", "data"},
+        {"layers", "stage"},
+        {"heads", "model"},
+        {"kv_heads", "model"},
+        {"group", "model"},
+        {"mlp", "model"},
+        {"vocab", "model"},
+        {"seq", "model"}},
+       {{"embed", "data"}}},
       // Expert parallelism (GShard, DeepSpeed-MoE): each device holds E/N experts and the
       // tokens of B/N sequences (attention is data parallel); the dispatch and the combine of
       // each MoE block are all-to-alls over 'expert' (scaling book: two AllToAlls per block).

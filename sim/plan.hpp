@@ -39,7 +39,8 @@ struct Plan {
 };
 
 /// A preset's rules: single, data_parallel, megatron_tp, sequence_parallel, fsdp, fsdp_tp,
-/// shard_d, shard_batch, expert_parallel.
+/// shard_d, shard_batch, the training 3D presets (megatron_3d, megatron_3d_sp, zero3_3d,
+/// zero3_3d_sp: tensor × pipeline × data, the last two ZeRO-3 over data), expert_parallel.
 struct PlanPreset {
   std::string_view name;
   std::string_view description;

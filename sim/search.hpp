@@ -4,6 +4,8 @@
 #include "sim/analysis.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,5 +56,97 @@ struct SearchResult {
 /// of latency against sequences per device-second. Deterministic: same input, same ranking.
 SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int64_t devices,
                           SearchObjective objective);
+
+/// One training plan: N devices = tensor × pipeline × data.
+struct TrainingPlan {
+  std::int64_t tensor = 1;    ///< t: Megatron tensor parallelism over 'model'
+  std::int64_t pipeline = 1;  ///< p: stages of L/p layers over 'stage'
+  std::int64_t data = 1;      ///< d: data-parallel replicas over 'data'
+  bool zero3 = false;  ///< weights, gradients and optimizer state sharded over 'data' (ZeRO-3)
+  bool sequence_parallel = false;  ///< Megatron sequence parallelism on 'model' (t > 1)
+  std::int64_t microbatches = 1;   ///< m per step
+  Recompute recompute = Recompute::none;
+  std::int64_t interleave = 1;  ///< v: layer chunks per pipeline stage (p > 1)
+  /// megatron_3d, megatron_3d_sp, zero3_3d or zero3_3d_sp.
+  [[nodiscard]] std::string_view preset() const;
+  /// "t8 p16 d8 megatron_3d m192 full v2".
+  [[nodiscard]] std::string label() const;
+};
+
+/// A costed training plan. Times are one device's, for one step: Σ over its ops (each op's
+/// max(T_math, T_mem, T_net) for the lower bound, their sum for the upper), plus the pipeline
+/// bubble; T_math, T_mem (main memory) and T_net are the Σ over the ops without the bubble.
+struct TrainingCandidate {
+  TrainingPlan plan;
+  std::string mesh;               ///< the mesh axes over one device (size 1 left out)
+  std::int64_t microbatch = 1;    ///< b = batch / (m · d) sequences per microbatch and replica
+  bool vocab_replicated = false;  ///< the vocabulary does not divide over t: LM head replicated
+  Seconds step_lower;
+  Seconds step_upper;
+  Seconds t_math;
+  Seconds t_mem;
+  Seconds t_net;
+  Seconds bubble;                ///< lower bound's bubble: (p − 1)/(v·m) × the pipelined work
+  double bubble_fraction = 0.0;  ///< (p − 1)/(v·m + p − 1)
+  Footprint footprint;
+  double mfu = 0.0;  ///< model FLOPs / (N × peak × step_lower)
+};
+
+/// Training plans not costed for one reason; `plans` of them share the plan shown (the others
+/// differ in a dimension the reason does not depend on).
+struct TrainingRejection {
+  TrainingPlan plan;
+  std::string reason;
+  std::string detail;
+  std::int64_t plans = 1;
+};
+
+struct TrainingSearchResult {
+  std::string scenario;
+  std::int64_t devices = 1;
+  std::int64_t batch = 1;    ///< sequences per step
+  std::int64_t seq_len = 0;  ///< tokens per sequence
+  std::int64_t layers = 0;
+  std::int64_t seen = 0;      ///< plans in the space
+  std::int64_t analyses = 0;  ///< analyze() runs (each costs every interleave v of its plan)
+  double model_flops = 0.0;   ///< forward + backward FLOPs of one step, no recomputation
+  std::vector<TrainingCandidate> ranked;  ///< by step_lower, then step_upper, then plan order
+  std::vector<TrainingRejection> rejected;
+  std::map<std::string, std::int64_t> rejected_by_reason;  ///< plans per reason
+  std::int64_t threads = 1;
+};
+
+struct TrainingSearchOptions {
+  std::int64_t threads = 0;  ///< 0: all hardware threads (TBB's default)
+  std::function<void(std::size_t, std::size_t)> progress;  ///< (done, total), any thread
+  /// Reject without costing what provably does not fit or divide (see search_training_plans);
+  /// off costs every plan, for checking that the pruning loses nothing.
+  bool prune = true;
+};
+
+/// Every training plan of a `phase: train` scenario on `devices` devices:
+/// - t | N (tensor, the 'model' axis), p | N/t (pipeline, 'stage'), d = N/(t·p) ('data');
+///   placed in the order model, data, stage: an axis goes on the innermost network tier while it
+///   divides what is left of its domain (NVLink node, ICI slice), the tensor axis beyond it spans
+///   the innermost tier and the next ("nvlink+ib"), any other axis goes on the next tier;
+/// - weights replicated over data (megatron_3d) or ZeRO-3 (zero3_3d, d > 1); sequence
+///   parallelism off or on (t > 1);
+/// - m ∈ divisors of the global batch B (b = B/(m·d) sequences per microbatch must be whole);
+/// - recompute none, selective, full;
+/// - v ∈ divisors of L/p for p > 1 (1 otherwise); v > 1 needs m % p = 0 (Megatron-LM's
+///   interleaved schedule, Narayanan et al. 2021 §2.2.2).
+/// Rejected with their reason: the mesh does not fit the tiers; p does not divide the layers;
+/// weights, gradients and optimizer state alone exceed the memory (P/(t·p·d_ZeRO) parameters,
+/// before costing); b is not whole; the plan does not divide the model (then at every m, so the
+/// other m are not costed); the costed footprint does not fit (a larger microbatch of the same
+/// plan then does not fit either: the saved activations grow with b·min(m, p) = min(B/d, b·p),
+/// so those are rejected uncosted); v > 1 with m % p ≠ 0. One analyze() per (t, p, d, weights,
+/// sp, m, recompute) at v = 1; the other v follow exactly (the stage-boundary sends × v, the
+/// bubble (p − 1)/(v·m) × the pipelined work). `prune` off costs what the shortcuts skip.
+/// Ranked by the step's lower bound; ties by upper bound, then plan order (t, p, ZeRO-3, sp, m,
+/// recompute, v ascending). Parallel with TBB; the ranking does not depend on the thread count.
+TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,
+                                           std::int64_t devices,
+                                           const TrainingSearchOptions& options = {});
 
 }  // namespace rsim

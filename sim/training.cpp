@@ -138,6 +138,20 @@ PhaseSums phase_sums(const OpGraph& graph, const CostTable& table, const std::st
   return sums;
 }
 
+// A hierarchical axis ("nvlink+ib") splits its devices into whole groups of each inner tier's
+// domain: a degree beyond a domain is costed at the next whole number of groups (more devices,
+// so the collective costs no less and the degree found stays on the safe side).
+std::int64_t whole_groups(std::int64_t degree, const std::vector<NetworkTier>& tiers) {
+  std::int64_t group = 1;
+  for (std::size_t index = 0; index + 1 < tiers.size() && tiers[index].devices > 0; ++index) {
+    group *= tiers[index].devices;
+    if (degree > group) {
+      degree = (degree + group - 1) / group * group;
+    }
+  }
+  return degree;
+}
+
 // The largest tensor degree Y' at which T_math · Y / Y' still covers the axis's collectives
 // re-costed over Y' devices (the tier's domain lifted).
 std::int64_t largest_tensor_degree(const OpGraph& graph, const CostTable& table, const Roofs& roofs,
@@ -159,7 +173,7 @@ std::int64_t largest_tensor_degree(const OpGraph& graph, const CostTable& table,
         pointers.push_back(&tier);
       }
       Collective collective = op.collective;
-      collective.axes = {degree};
+      collective.axes = {whole_groups(degree, tiers)};
       t_net += collective_cost(collective, pointers).time.si() *
                table.counts(static_cast<Eigen::Index>(row));
     }

@@ -6,6 +6,9 @@
 #include "sim/report/search_report.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <sstream>
 
 namespace {
 
@@ -85,4 +88,200 @@ TEST_CASE("plan search is deterministic and marks the Pareto front", "[search]")
   CHECK(1.0 / best.sequences_per_device_s ==
         Approx(static_cast<double>(best.devices) * best.total.t_lower.si() / 1024.0));
   CHECK_THROWS_AS(search("shard_d_vs_batch", 0), rsim::InputError);
+}
+
+namespace {
+
+rsim::TrainingSearchResult train_search(const std::string& file, std::int64_t devices,
+                                        std::int64_t threads = 0) {
+  const auto scenario = rsim::load_scenario(rsim::test::source_path("tests/data/train/" + file));
+  const auto roofs = rsim::scenario_roofs(scenario, "");
+  rsim::TrainingSearchOptions options;
+  options.threads = threads;
+  return rsim::search_training_plans(scenario, roofs, devices, options);
+}
+
+std::int64_t rejected(const rsim::TrainingSearchResult& result, const std::string& reason) {
+  const auto found = result.rejected_by_reason.find(reason);
+  return found == result.rejected_by_reason.end() ? 0 : found->second;
+}
+
+// A plan of the search run as a scenario of its own (every axis on one NVLink node).
+rsim::RunResult run_plan(const std::string& file, const std::string& preset, std::int64_t data,
+                         std::int64_t stages, std::int64_t microbatches,
+                         const std::string& recompute, std::int64_t interleave = 1) {
+  std::vector<std::pair<std::string, std::string>> sets{
+      {"plan.preset", preset},
+      {"plan.mesh.data", fmt::format("{} over nvlink", data)},
+      {"plan.mesh.stage", fmt::format("{} over nvlink", stages)},
+      {"workload.microbatches", std::to_string(microbatches)},
+      {"workload.recompute", recompute}};
+  if (interleave > 1) {
+    sets.emplace_back("workload.pipeline_interleave", std::to_string(interleave));
+  }
+  auto scenario =
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/" + file), {sets, ""});
+  auto roofs = rsim::scenario_roofs(scenario, "");
+  return rsim::analyze(std::move(scenario), std::move(roofs));
+}
+
+}  // namespace
+
+TEST_CASE("training search on 8 GPUs: the best plan, derived by hand", "[search][train]") {
+  // The odd decoder (tests/data/train/odd_decoder.yaml): L = 9 layers, 9 heads of 256, D = 2304,
+  // F = 9216 (not gated), V = 32000 tied; 16 sequences of 512 tokens on 8 H100s.
+  // Space: t | 8, p | 8/t, d = 8/(t·p); weights replicated or ZeRO-3 (d > 1); sp off or on
+  // (t > 1); m ∈ divisors(16) = {1, 2, 4, 8, 16}; recompute ×3; v = 1 (no p > 1 divides 9).
+  // Shapes (weights × sp) × 3 × 5 per (t, p, d):
+  //   t1 p1 d8: 2 → 30; t1 p2 d4: 30; t1 p4 d2: 30; t1 p8 d1: 15; t2 p1 d4: 4 → 60;
+  //   t2 p2 d2: 60; t2 p4 d1: 2 → 30; t4 p1 d2: 60; t4 p2 d1: 30; t8 p1 d1: 30. Σ = 375.
+  // Rejected, first reason first:
+  //   layers (p ∈ {2, 4, 8} does not divide 9): 30 + 30 + 15 + 60 + 30 + 30 = 195;
+  //   batch (16/m sequences per microbatch over d must be whole: m·d | 16): d8 m ∈ {4, 8, 16}:
+  //     2 shapes × 3 × 3 = 18; d4 (t2) m ∈ {8, 16}: 4 × 3 × 2 = 24; d2 (t4) m = 16: 4 × 3 = 12 →
+  //     54;
+  //   model (9 heads over t ∈ {2, 4, 8}): t2 d4 m ∈ {1, 2, 4}: 4 × 3 × 3 = 36; t4 d2 m ∈ {1, 2,
+  //     4, 8}: 4 × 3 × 4 = 48; t8 d1: 2 × 3 × 5 = 30 → 114.
+  // Costed: t1 p1 d8, 2 shapes × 3 × m ∈ {1, 2} = 12 (P ≈ 0.65e9 × 16 B ≈ 10 GB fits).
+  const auto result = train_search("odd_decoder_train.yaml", 8);
+  CHECK(result.seen == 375);
+  CHECK(rejected(result, "layers do not divide over the pipeline") == 195);
+  CHECK(rejected(result, "batch does not divide into microbatches") == 54);
+  CHECK(rejected(result, "does not divide the model") == 114);
+  CHECK(result.rejected_by_reason.size() == 3);
+  CHECK(result.ranked.size() == 12);
+  // Analyses: the 12 costed, and one per shape that does not divide the model (its first whole
+  // b; the other m divide no better): t2 4 × 3 + t4 4 × 3 + t8 2 × 3 = 30.
+  CHECK(result.analyses == 12 + 30);
+  // The best of the 12, by hand. Every one runs the same math (1/8 of the step's tokens).
+  // - recompute none: selective and full add forward work (and, under ZeRO-3, weight gathers);
+  // - m = 1: m = 2 reads every weight twice (and ZeRO-3 gathers it twice), for the same FLOPs;
+  // - replicated (DP) against ZeRO-3 at m = 1: DP all-reduces the gradients G once
+  //   (2·(7/8)·G/W) and updates all P parameters; ZeRO-3 all-gathers the weights for the
+  //   forward and for the backward and reduce-scatters the gradients ((7/8)·G/W each) and
+  //   updates P/8. ZeRO-3 − DP = (7/8)·(G/W − T_opt), with
+  //   G = matmul weights × 2 B: (9 × (4·D² + 2·D·F) + V·D) = 9 × 63,700,992 + 73,728,000
+  //     = 647,036,928 parameters → 1,294,073,856 B; / W_nvlink 450e9 B/s = 2.876 ms;
+  //   T_opt = Adam's update reads the parameter (2 B), its gradient (2 B) and state (12 B) and
+  //     writes parameter and state (14 B): 30 B × 647,036,928 / 3.35e12 B/s = 5.794 ms.
+  //   ZeRO-3 − DP = 0.875 × (2.876 − 5.794) ms = −2.553 ms: ZeRO-3 wins.
+  // Best: t1 p1 d8 zero3_3d m1 none, the plan of odd_decoder_train.yaml.
+  REQUIRE(result.ranked.size() >= 2);
+  const auto& best = result.ranked.front().plan;
+  CHECK(best.tensor == 1);
+  CHECK(best.pipeline == 1);
+  CHECK(best.data == 8);
+  CHECK(best.zero3);
+  CHECK(best.microbatches == 1);
+  CHECK(best.recompute == rsim::Recompute::none);
+  const auto direct = run_plan("odd_decoder_train.yaml", "zero3_3d", 8, 1, 1, "none");
+  CHECK(result.ranked.front().step_lower.si() ==
+        Approx(direct.bounds.total.t_lower.si()).epsilon(1e-12));
+  CHECK(result.ranked.front().footprint.total().si() ==
+        Approx(direct.footprint.total().si()).epsilon(1e-12));
+  const auto dp = std::find_if(result.ranked.begin(), result.ranked.end(), [](const auto& c) {
+    return !c.plan.zero3 && c.plan.microbatches == 1 && c.plan.recompute == rsim::Recompute::none;
+  });
+  REQUIRE(dp != result.ranked.end());
+  // The hand difference, less the collectives' latencies and the small activation reshards
+  // ZeRO-3's sharded embedding table adds (a few %).
+  CHECK((result.ranked.front().step_lower - dp->step_lower).si() ==
+        Approx(-2.553e-3).epsilon(0.05));
+  // MFU = model FLOPs / (8 × 989.4e12 FLOP/s × step).
+  CHECK(result.ranked.front().mfu ==
+        Approx(result.model_flops / (8.0 * 989.4e12 * result.ranked.front().step_lower.si())));
+}
+
+TEST_CASE("training search counts what it rejects, and interleaving follows from one costing",
+          "[search][train]") {
+  // Llama 2 7B (L = 32, 32 heads, V = 32000), 8 sequences of 128 tokens on 8 H100s; m ∈ {1, 2,
+  // 4, 8}; v ∈ divisors(32/p): p2 → 5, p4 → 4, p8 → 3.
+  // Seen: t1p1d8 2·3·4 = 24; t1p2d4 2·3·4·5 = 120; t1p4d2 2·3·4·4 = 96; t1p8d1 3·4·3 = 36;
+  //   t2p1d4 4·3·4 = 48; t2p2d2 4·3·4·5 = 240; t2p4d1 2·3·4·4 = 96; t4p1d2 48; t4p2d1 2·3·4·5
+  //   = 120; t8p1d1 2·3·4 = 24. Σ = 852.
+  // Memory before costing: P = 32 × (4·4096² + 3·4096·11008 + 2·4096) + 2·32000·4096 + 4096
+  //   = 6,738,415,616 parameters × (2 + 2 + 12) B = 107.8 GB > 80 GB for t·p·d_ZeRO = 1 (t1 p1 d8
+  //   replicated: 3 × 4 = 12 plans); 53.9 GB fits from 2 shards on.
+  // Batch (m·d | 8): t1p1d8 ZeRO-3 m ∈ {2, 4, 8}: 3·3 = 9; t1p2d4 m ∈ {4, 8}: 2·3·2·5 = 60;
+  //   t1p4d2 m = 8: 2·3·4 = 24; t2p1d4: 4·3·2 = 24; t2p2d2: 4·3·5 = 60; t4p1d2: 4·3 = 12 → 189.
+  // Interleaving (v > 1 needs p | m): t1p2d4 m = 1: 2·3·4 = 24; t1p4d2 m ∈ {1, 2}: 2·3·2·3 = 36;
+  //   t1p8d1 m ∈ {1, 2, 4}: 3·3·2 = 18; t2p2d2 m = 1: 4·3·4 = 48; t2p4d1 m ∈ {1, 2}: 2·3·2·3 =
+  //   36; t4p2d1 m = 1: 2·3·4 = 24 → 186.
+  // Everything divides the model (32 heads, F = 11008 = 2⁸·43, V, D over 8); the rest is costed:
+  // 852 − 12 − 189 − 186 = 465.
+  const auto result = train_search("llama2_7b_train.yaml", 8);
+  CHECK(result.seen == 852);
+  CHECK(rejected(result, "does not fit in memory") == 12);
+  CHECK(rejected(result, "batch does not divide into microbatches") == 189);
+  CHECK(rejected(result, "interleaving needs m divisible by p") == 186);
+  CHECK(result.rejected_by_reason.size() == 3);
+  CHECK(result.ranked.size() == 465);
+  const auto memory = std::find_if(
+      result.rejected.begin(), result.rejected.end(),
+      [](const auto& rejection) { return rejection.reason == "does not fit in memory"; });
+  REQUIRE(memory != result.rejected.end());
+  CHECK(memory->detail.find("alone need at least 107.8 GB") != std::string::npos);
+  // v = 2 derived from the v = 1 costing against analyze() at v = 2: t1 p2 d4, m = 2.
+  const auto interleaved =
+      std::find_if(result.ranked.begin(), result.ranked.end(), [](const auto& candidate) {
+        const auto& plan = candidate.plan;
+        return plan.tensor == 1 && plan.pipeline == 2 && !plan.zero3 && plan.microbatches == 2 &&
+               plan.recompute == rsim::Recompute::selective && plan.interleave == 2;
+      });
+  REQUIRE(interleaved != result.ranked.end());
+  const auto direct = run_plan("llama2_7b_train.yaml", "megatron_3d", 4, 2, 2, "selective", 2);
+  REQUIRE(direct.pipeline);
+  CHECK(interleaved->step_lower.si() == Approx(direct.bounds.total.t_lower.si()).epsilon(1e-12));
+  CHECK(interleaved->step_upper.si() == Approx(direct.bounds.total.t_upper.si()).epsilon(1e-12));
+  CHECK(interleaved->t_net.si() == Approx(direct.bounds.total.t_net.si()).epsilon(1e-12));
+  CHECK(interleaved->bubble.si() == Approx(direct.pipeline->bubble_lower.si()).epsilon(1e-12));
+  // (p − 1)/(v·m + p − 1) = 1/(2·2 + 1) = 0.2.
+  CHECK(interleaved->bubble_fraction == Approx(0.2));
+  // Pruning drops no plan that fits: costing every plan ranks the same 465.
+  const auto scenario =
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml"));
+  rsim::TrainingSearchOptions exhaustive;
+  exhaustive.prune = false;
+  const auto all =
+      rsim::search_training_plans(scenario, rsim::scenario_roofs(scenario, ""), 8, exhaustive);
+  CHECK(all.seen == 852);
+  CHECK(rsim::training_search_to_json(all, 0)["ranked"] ==
+        rsim::training_search_to_json(result, 0)["ranked"]);
+}
+
+TEST_CASE("training search ranks the same on one thread and on many", "[search][train]") {
+  const auto serial =
+      rsim::training_search_to_json(train_search("odd_decoder_train.yaml", 8, 1), 0);
+  const auto parallel =
+      rsim::training_search_to_json(train_search("odd_decoder_train.yaml", 8, 4), 0);
+  CHECK(serial.dump() == parallel.dump());
+  // Ranked by step time, ties by upper bound then plan order: a strict order.
+  const auto result = train_search("odd_decoder_train.yaml", 8);
+  for (std::size_t index = 1; index < result.ranked.size(); ++index) {
+    CHECK(result.ranked[index - 1].step_lower <= result.ranked[index].step_lower);
+  }
+  std::ostringstream text;
+  rsim::write_training_search_text(text, result, 3);
+  CHECK(text.str().find("375 plans seen, 12 costed") != std::string::npos);
+  CHECK_THROWS_AS(train_search("odd_decoder_train.yaml", 0), rsim::InputError);
+  // An inference scenario is not searched as training.
+  const auto inference =
+      rsim::load_scenario(rsim::test::source_path("scenarios/shard_d_vs_batch.yaml"));
+  CHECK_THROWS_AS(rsim::search_training_plans(inference, rsim::scenario_roofs(inference, ""), 2),
+                  rsim::InputError);
+}
+
+TEST_CASE("a tensor axis beyond the NVLink node gets its training threshold", "[search][train]") {
+  // t = 16 over nvlink+ib: the largest degree covering the collectives is searched over degrees
+  // that are not whole NVLink groups too (e.g. 20 = 2.5 nodes); each is costed at whole groups
+  // (24) instead of failing the run.
+  const auto run =
+      rsim::test::run_scenario("gpt3_175b_train_h100", {{"plan.mesh.model", "16 over nvlink+ib"},
+                                                        {"plan.mesh.data", "4 over ib"},
+                                                        {"workload.microbatches", "384"}});
+  const auto tensor = std::find_if(run.training_thresholds.begin(), run.training_thresholds.end(),
+                                   [](const auto& threshold) { return !threshold.data; });
+  REQUIRE(tensor != run.training_thresholds.end());
+  CHECK(tensor->size == 16);
+  CHECK(tensor->largest_degree >= 1);
 }

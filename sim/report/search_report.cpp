@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <numeric>
 
 namespace rsim {
 namespace {
@@ -49,6 +51,51 @@ std::map<std::string, std::int64_t> rejection_counts(const SearchResult& result)
     ++counts[rejection.reason];
   }
   return counts;
+}
+
+std::string plan_change(const TrainingPlan& from, const TrainingPlan& to) {
+  std::vector<std::string> changes;
+  const auto note = [&](std::string_view name, const auto& before, const auto& after) {
+    if (before != after) {
+      changes.push_back(fmt::format("{} {} → {}", name, before, after));
+    }
+  };
+  note("t", from.tensor, to.tensor);
+  note("p", from.pipeline, to.pipeline);
+  note("d", from.data, to.data);
+  note("preset", from.preset(), to.preset());
+  note("m", from.microbatches, to.microbatches);
+  note("recompute", to_string(from.recompute), to_string(to.recompute));
+  note("v", from.interleave, to.interleave);
+  return fmt::format("{}", fmt::join(changes, ", "));
+}
+
+// Why a training plan ranks below the one above: the term of its step that grew the most, and
+// what differs in the plan.
+std::string training_loses_by(const TrainingCandidate& candidate, const TrainingCandidate& above) {
+  const std::array<std::pair<std::string_view, double>, 4> growth{{
+      {"ΣT_math", (candidate.t_math - above.t_math).si()},
+      {"ΣT_mem", (candidate.t_mem - above.t_mem).si()},
+      {"ΣT_net", (candidate.t_net - above.t_net).si()},
+      {"bubble", (candidate.bubble - above.bubble).si()},
+  }};
+  const auto largest =
+      std::max_element(growth.begin(), growth.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  const std::string slower = seconds(candidate.step_lower - above.step_lower);
+  const std::string change = plan_change(above.plan, candidate.plan);
+  if (largest->second <= 0.0) {
+    return fmt::format("+{} ({}; ties: upper bound, then plan order)", slower, change);
+  }
+  return fmt::format("+{}: {} +{} ({})", slower, largest->first,
+                     format_quantity(largest->second, Dimension::seconds), change);
+}
+
+std::string training_bound(const TrainingCandidate& candidate) {
+  const double math = candidate.t_math.si();
+  const double memory = candidate.t_mem.si();
+  const double network = candidate.t_net.si();
+  return network > std::max(math, memory) ? "network" : math > memory ? "compute" : "memory";
 }
 
 }  // namespace
@@ -135,6 +182,117 @@ nlohmann::ordered_json search_to_json(const SearchResult& result, std::size_t to
               {"objective", to_string(result.objective)},
               {"seen", result.seen},
               {"costed", result.ranked.size()},
+              {"rejected", rejected},
+              {"ranked", ranked}};
+}
+
+void write_training_search_text(std::ostream& out, const TrainingSearchResult& result,
+                                std::size_t top) {
+  const std::int64_t rejected = std::accumulate(
+      result.rejected_by_reason.begin(), result.rejected_by_reason.end(), std::int64_t{0},
+      [](std::int64_t sum, const auto& entry) { return sum + entry.second; });
+  out << fmt::format(
+      "Training plan search: {} on {} devices ({} sequences × {} tokens per step, {} layers): "
+      "{} plans seen, {} costed (from {} analyses), {} rejected\n",
+      result.scenario, result.devices, result.batch, result.seq_len, result.layers, result.seen,
+      result.ranked.size(), result.analyses, rejected);
+  for (const auto& [reason, count] : result.rejected_by_reason) {
+    const auto example = std::find_if(
+        result.rejected.begin(), result.rejected.end(),
+        [&](const TrainingRejection& rejection) { return rejection.reason == reason; });
+    out << fmt::format("  {} {}, e.g. {}: {}\n", count, reason, example->plan.label(),
+                       example->detail);
+  }
+  out << "Ranked by step time (lower bound, bubble included); ties: upper bound, then t, p, "
+         "ZeRO-3, sp, m, recompute, v ascending.\n\n";
+  TextTable table({{"#"},
+                   {"t×p×d"},
+                   {"preset", Align::left},
+                   {"m"},
+                   {"b"},
+                   {"recompute", Align::left},
+                   {"v"},
+                   {"step lower"},
+                   {"upper"},
+                   {"ΣT_math"},
+                   {"ΣT_mem"},
+                   {"ΣT_net"},
+                   {"bound", Align::left},
+                   {"bubble"},
+                   {"memory/device"},
+                   {"MFU"},
+                   {"vs the one above", Align::left}});
+  const std::size_t shown = top == 0 ? result.ranked.size() : std::min(top, result.ranked.size());
+  bool vocab_note = false;
+  for (std::size_t index = 0; index < shown; ++index) {
+    const TrainingCandidate& candidate = result.ranked[index];
+    const TrainingPlan& plan = candidate.plan;
+    vocab_note = vocab_note || candidate.vocab_replicated;
+    table.add_row(
+        {fmt::format("{}", index + 1),
+         fmt::format("{}×{}×{}", plan.tensor, plan.pipeline, plan.data),
+         std::string(plan.preset()) + (candidate.vocab_replicated ? "*" : ""),
+         fmt::format("{}", plan.microbatches), fmt::format("{}", candidate.microbatch),
+         std::string(to_string(plan.recompute)), fmt::format("{}", plan.interleave),
+         seconds(candidate.step_lower), seconds(candidate.step_upper), seconds(candidate.t_math),
+         seconds(candidate.t_mem), seconds(candidate.t_net), training_bound(candidate),
+         fmt::format("{} ({:.3g} %)", seconds(candidate.bubble), 100.0 * candidate.bubble_fraction),
+         format_quantity(candidate.footprint.total().si(), Dimension::bytes),
+         fmt::format("{:.1f} %", 100.0 * candidate.mfu),
+         index == 0 ? "-" : training_loses_by(candidate, result.ranked[index - 1])});
+  }
+  table.print(out, "  ");
+  if (!result.ranked.empty()) {
+    out << fmt::format("\nBest: {} over {}.\n", result.ranked.front().plan.label(),
+                       result.ranked.front().mesh.empty() ? std::string("one device")
+                                                          : result.ranked.front().mesh);
+  }
+  out << fmt::format(
+      "t×p×d: tensor × pipeline × data devices; b: sequences per microbatch per replica; v: "
+      "layer chunks per stage; MFU: {:.4g} model FLOPs per step (forward + backward, no "
+      "recomputation) / (devices × peak × step).{}\n",
+      result.model_flops,
+      vocab_note ? " *: the vocabulary does not divide over t; the LM head is replicated." : "");
+}
+
+nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& result,
+                                               std::size_t top) {
+  Json ranked = Json::array();
+  const std::size_t shown = top == 0 ? result.ranked.size() : std::min(top, result.ranked.size());
+  for (std::size_t index = 0; index < shown; ++index) {
+    const TrainingCandidate& candidate = result.ranked[index];
+    const TrainingPlan& plan = candidate.plan;
+    ranked.push_back(Json{{"rank", index + 1},
+                          {"tensor", plan.tensor},
+                          {"pipeline", plan.pipeline},
+                          {"data", plan.data},
+                          {"preset", plan.preset()},
+                          {"mesh", candidate.mesh},
+                          {"microbatches", plan.microbatches},
+                          {"microbatch_sequences", candidate.microbatch},
+                          {"recompute", to_string(plan.recompute)},
+                          {"interleave", plan.interleave},
+                          {"vocab_replicated", candidate.vocab_replicated},
+                          {"step_lower_s", candidate.step_lower.si()},
+                          {"step_upper_s", candidate.step_upper.si()},
+                          {"t_math_s", candidate.t_math.si()},
+                          {"t_mem_s", candidate.t_mem.si()},
+                          {"t_net_s", candidate.t_net.si()},
+                          {"bubble_s", candidate.bubble.si()},
+                          {"bubble_fraction", candidate.bubble_fraction},
+                          {"memory_per_device_bytes", candidate.footprint.total().si()},
+                          {"mfu", candidate.mfu}});
+  }
+  Json rejected = Json::object();
+  for (const auto& [reason, count] : result.rejected_by_reason) {
+    rejected[reason] = count;
+  }
+  return Json{{"scenario", result.scenario},
+              {"devices", result.devices},
+              {"phase", "train"},
+              {"seen", result.seen},
+              {"costed", result.ranked.size()},
+              {"analyses", result.analyses},
               {"rejected", rejected},
               {"ranked", ranked}};
 }

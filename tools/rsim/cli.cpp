@@ -335,8 +335,10 @@ std::atomic<bool> sweep_interrupted{false};
 
 extern "C" void interrupt_sweep(int /*signal*/) { sweep_interrupted.store(true); }
 
-// A progress bar on stderr once a sweep has run for a second, when stderr is a terminal.
-std::function<void(std::size_t, std::size_t)> progress_bar(std::ostream& err) {
+// A progress bar on stderr once a sweep or a training search has run for a second, when stderr
+// is a terminal.
+std::function<void(std::size_t, std::size_t)> progress_bar(std::ostream& err,
+                                                           std::string_view unit = "points") {
   if (isatty(STDERR_FILENO) == 0) {
     return {};
   }
@@ -346,7 +348,7 @@ std::function<void(std::size_t, std::size_t)> progress_bar(std::ostream& err) {
     std::chrono::steady_clock::time_point shown;
   };
   auto state = std::make_shared<State>();
-  return [state, &err](std::size_t done, std::size_t total) {
+  return [state, &err, unit](std::size_t done, std::size_t total) {
     const std::lock_guard lock(state->mutex);
     const auto now = std::chrono::steady_clock::now();
     if (now - state->start < std::chrono::seconds(1) ||
@@ -356,8 +358,8 @@ std::function<void(std::size_t, std::size_t)> progress_bar(std::ostream& err) {
     state->shown = now;
     constexpr std::size_t kWidth = 40;
     const std::size_t filled = kWidth * done / total;
-    err << fmt::format("\r[{}{}] {}/{} points", std::string(filled, '#'),
-                       std::string(kWidth - filled, '.'), done, total)
+    err << fmt::format("\r[{}{}] {}/{} {}", std::string(filled, '#'),
+                       std::string(kWidth - filled, '.'), done, total, unit)
         << (done == total ? "\n" : "") << std::flush;
   };
 }
@@ -410,9 +412,31 @@ struct SearchOptionsCli {
   std::int64_t devices = 0;
   std::string objective = "latency";
   std::size_t top = 10;
+  std::int64_t threads = 0;
+  bool exhaustive = false;
 };
 
-int search_command(const SearchOptionsCli& options, std::ostream& out) {
+// A training scenario's search: its own space, ranked by step time (with the global batch and
+// the devices fixed, throughput and cost rank the same way).
+int training_search_command(const SearchOptionsCli& options, const Scenario& scenario,
+                            const Roofs& roofs, std::ostream& out, std::ostream& err) {
+  TrainingSearchOptions search;
+  search.threads = options.threads;
+  search.prune = !options.exhaustive;
+  search.progress = progress_bar(err, "plan shapes");
+  const TrainingSearchResult result =
+      search_training_plans(scenario, roofs, options.devices, search);
+  return emit(
+      options.scenario.roofs.format, out,
+      [&] { return training_search_to_json(result, options.top); },
+      [&](std::ostream& stream) {
+        const auto ranked = training_search_to_json(result, options.top)["ranked"];
+        write_records_csv(stream, {ranked.begin(), ranked.end()});
+      },
+      [&](std::ostream& stream) { write_training_search_text(stream, result, options.top); });
+}
+
+int search_command(const SearchOptionsCli& options, std::ostream& out, std::ostream& err) {
   const auto objective = parse_search_objective(options.objective);
   if (!objective) {
     throw InputError(
@@ -422,6 +446,9 @@ int search_command(const SearchOptionsCli& options, std::ostream& out) {
       load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
   const Roofs roofs = scenario_roofs(scenario, options.scenario.roofs.mode,
                                      parse_overrides(options.scenario.roofs));
+  if (scenario.workload.phase == "train") {
+    return training_search_command(options, scenario, roofs, out, err);
+  }
   const SearchResult result = search_plans(scenario, roofs, options.devices, *objective);
   return emit(
       options.scenario.roofs.format, out, [&] { return search_to_json(result, options.top); },
@@ -751,7 +778,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
 
   SearchOptionsCli search_options;
   CLI::App* search = app.add_subcommand(
-      "search", "Every inference plan for N devices, costed and ranked (rejections by reason)");
+      "search",
+      "Every inference (or, for phase: train, training) plan for N devices, costed and ranked "
+      "(rejections by reason)");
   add_scenario_options(*search, search_options.scenario);
   search->add_option("--variant", search_options.scenario.variant,
                      "Start from one of the variants");
@@ -762,6 +791,13 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
                      "latency (lowest lower bound), throughput (sequences per device-second) or "
                      "cost (device-seconds per sequence)");
   search->add_option("--top", search_options.top, "Plans to print (0 = all)");
+  search
+      ->add_option("--threads", search_options.threads,
+                   "Worker threads for a training search (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  search->add_flag(
+      "--exhaustive", search_options.exhaustive,
+      "Training: cost every plan, pruning none by memory first (to check the pruning)");
 
   ThresholdOptions threshold_options;
   CLI::App* threshold = app.add_subcommand(
@@ -919,7 +955,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       return sweep_command(sweep_options, out, err);
     }
     if (*search) {
-      return search_command(search_options, out);
+      return search_command(search_options, out, err);
     }
     if (*collective) {
       return collective_command(collective_options, out);

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: MIT
+// `rsim search` for a training scenario: tensor × pipeline × data plans, ZeRO-3 or not, sequence
+// parallelism, microbatches, recomputation and pipeline interleaving, costed and ranked by step
+// time.
+#include "sim/config.hpp"
+#include "sim/error.hpp"
+#include "sim/search.hpp"
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <tuple>
+
+namespace rsim {
+namespace {
+
+constexpr std::string_view kMeshReason = "mesh does not fit the tiers";
+constexpr std::string_view kLayersReason = "layers do not divide over the pipeline";
+constexpr std::string_view kBatchReason = "batch does not divide into microbatches";
+constexpr std::string_view kModelReason = "does not divide the model";
+constexpr std::string_view kMemoryReason = "does not fit in memory";
+constexpr std::string_view kInterleaveReason = "interleaving needs m divisible by p";
+
+constexpr std::array kRecomputeLevels{Recompute::none, Recompute::selective, Recompute::full};
+
+std::vector<std::int64_t> divisors(std::int64_t value) {
+  std::vector<std::int64_t> result;
+  for (std::int64_t divisor = 1; divisor <= value; ++divisor) {
+    if (value % divisor == 0) {
+      result.push_back(divisor);
+    }
+  }
+  return result;
+}
+
+std::string bytes_text(Bytes bytes) { return format_quantity(bytes.si(), Dimension::bytes); }
+
+// The interleaves a pipeline of p stages over L layers can take: every v with p·v | L (v = 1
+// without a pipeline, or where p does not divide L and the plan is rejected anyway).
+std::vector<std::int64_t> interleaves(std::int64_t layers, std::int64_t pipeline) {
+  if (pipeline == 1 || layers % pipeline != 0) {
+    return {1};
+  }
+  return divisors(layers / pipeline);
+}
+
+// The mesh axes in placement order (Megatron-LM's rank order puts tensor parallelism innermost
+// and pipeline stages outermost): each on the innermost tier while it divides what is left of
+// that tier's domain; the tensor axis, placed first, spans the innermost tier and the next when
+// it is larger than the domain; any other axis that does not fit goes on the next tier whole
+// (pessimistic: a hierarchical collective would keep part of its traffic inside the node).
+struct MeshText {
+  std::string parse;    // every axis, for parse_plan
+  std::string display;  // the axes over more than one device
+};
+
+MeshText place_mesh(const std::vector<NetworkTier>& tiers, const TrainingPlan& plan) {
+  const NetworkTier& inner = tiers.front();
+  std::int64_t room = inner.devices;
+  std::vector<std::string> all;
+  std::vector<std::string> shown;
+  const std::array<std::pair<std::string_view, std::int64_t>, 3> axes{
+      {{"model", plan.tensor}, {"data", plan.data}, {"stage", plan.pipeline}}};
+  for (const auto& [name, size] : axes) {
+    std::string network = inner.name;
+    if (size > 1 && tiers.size() > 1 && inner.devices > 0) {
+      if (size <= room && room % size == 0) {
+        room /= size;
+      } else if (name == "model") {
+        network = inner.name + "+" + tiers[1].name;
+        room = 1;
+      } else {
+        network = tiers[1].name;
+      }
+    }
+    const std::string axis = fmt::format("{}: \"{} over {}\"", name, size, network);
+    all.push_back(axis);
+    if (size > 1) {
+      shown.push_back(axis);
+    }
+  }
+  return {fmt::format("{}", fmt::join(all, ", ")), fmt::format("{}", fmt::join(shown, ", "))};
+}
+
+// Sums over some rows of a costed table, each row × its count.
+struct RowSums {
+  double lower = 0.0;  // Σ per-op max
+  double upper = 0.0;  // Σ per-op sum
+  double math = 0.0;
+  double memory = 0.0;
+  double network = 0.0;
+
+  void add(const CostTable& table, std::size_t row) {
+    const auto index = static_cast<Eigen::Index>(row);
+    const double count = table.counts(index);
+    lower += table.times.row(index).maxCoeff() * count;
+    upper += table.times.row(index).sum() * count;
+    math += table.times(index, CostTable::kMathColumn) * count;
+    memory += table.times(index, CostTable::kMemoryColumn) * count;
+    network += table.times(index, CostTable::kNetworkColumn) * count;
+  }
+};
+
+// What a search needs to know of the scenario, once.
+struct SearchContext {
+  const Scenario& scenario;
+  const Roofs& roofs;
+  std::int64_t devices = 1;
+  std::int64_t layers = 1;
+  std::int64_t vocab = 0;
+  double parameters = 0.0;
+  double static_bytes_per_parameter = 0.0;  // weights + gradients + optimizer state
+  Bytes capacity;
+  double model_flops = 0.0;
+  double peak = 0.0;  // FLOP/s of the matmuls' compute path
+  bool prune = true;
+};
+
+struct TaskResult {
+  std::vector<TrainingCandidate> candidates;
+  std::vector<TrainingRejection> rejected;
+  std::int64_t analyses = 0;
+};
+
+class TrainingSearcher {
+ public:
+  explicit TrainingSearcher(const SearchContext& context) : context_(context) {}
+
+  // One task of the parallel loop: every m and v of one (t, p, d, weights, sp, recompute).
+  [[nodiscard]] TaskResult run(const TrainingPlan& shape) const {
+    TaskResult result;
+    const std::vector<std::int64_t> chunks = interleaves(context_.layers, shape.pipeline);
+    const auto all_v = static_cast<std::int64_t>(chunks.size());
+    const std::vector<std::int64_t> counts = divisors(context_.scenario.workload.batch);
+    const auto reject_all = [&](std::string_view reason, const std::string& detail) {
+      result.rejected.push_back(
+          {shape, std::string(reason), detail, static_cast<std::int64_t>(counts.size()) * all_v});
+    };
+    const MeshText mesh = place_mesh(context_.roofs.network, shape);
+    Plan plan;
+    const bool vocab_replicated = context_.vocab > 0 && context_.vocab % shape.tensor != 0;
+    try {
+      const ConfigNode node =
+          parse_config(fmt::format("{{preset: {}, mesh: {{{}}}{}}}", shape.preset(), mesh.parse,
+                                   vocab_replicated ? ", rules: {vocab: null}" : ""),
+                       "search");
+      plan = parse_plan(node, context_.scenario.hardware);
+    } catch (const InputError& error) {
+      reject_all(kMeshReason, error.what());
+      return result;
+    }
+    if (context_.layers % shape.pipeline != 0) {
+      reject_all(kLayersReason, fmt::format("{} layers do not split into {} stages",
+                                            context_.layers, shape.pipeline));
+      return result;
+    }
+    // Each device stores at least 1/(t·p·d_ZeRO) of every weight, with its gradient and optimizer
+    // state: what that alone needs is known before costing.
+    const double shards = static_cast<double>(shape.tensor * shape.pipeline) *
+                          static_cast<double>(shape.zero3 ? shape.data : 1);
+    const Bytes floor(context_.parameters / shards * context_.static_bytes_per_parameter);
+    if (context_.prune && floor > context_.capacity) {
+      reject_all(kMemoryReason,
+                 fmt::format("weights, gradients and optimizer state alone need at least {} per "
+                             "device ({:.4g} parameters / {} × {} B), has {}",
+                             bytes_text(floor), context_.parameters, shards,
+                             context_.static_bytes_per_parameter, bytes_text(context_.capacity)));
+      return result;
+    }
+    // Largest m first: the microbatch b grows along the loop, and with it the footprint.
+    std::optional<Footprint> too_big;
+    std::int64_t too_big_m = 0;
+    // The plan's rules split the same axes whatever m (the batch axis divides once b is whole):
+    // one that does not divide the model at one m does not at any.
+    std::optional<std::string> undivided;
+    for (auto count = counts.rbegin(); count != counts.rend(); ++count) {
+      TrainingPlan point = shape;
+      point.microbatches = *count;
+      const std::int64_t per_microbatch = context_.scenario.workload.batch / point.microbatches;
+      if (per_microbatch % shape.data != 0) {
+        result.rejected.push_back(
+            {point, std::string(kBatchReason),
+             fmt::format("{} sequences per microbatch do not split over {} replicas",
+                         per_microbatch, shape.data),
+             all_v});
+        continue;
+      }
+      if (undivided) {
+        result.rejected.push_back({point, std::string(kModelReason), *undivided, all_v});
+        continue;
+      }
+      if (too_big) {
+        result.rejected.push_back(
+            {point, std::string(kMemoryReason),
+             fmt::format("needs more than {} per device (m = {} already: the saved activations "
+                         "grow with the microbatch), has {}",
+                         bytes_text(too_big->total()), too_big_m, bytes_text(too_big->capacity)),
+             all_v});
+        continue;
+      }
+      const Outcome outcome = cost(point, plan, mesh.display, vocab_replicated, chunks, result);
+      if (context_.prune && outcome.unfit) {
+        too_big = outcome.unfit;
+        too_big_m = point.microbatches;
+      }
+      if (context_.prune && outcome.undivided) {
+        undivided = outcome.undivided;
+      }
+    }
+    return result;
+  }
+
+ private:
+  // What costing one plan found besides its candidates.
+  struct Outcome {
+    std::optional<Footprint> unfit;        // the footprint of a plan that does not fit
+    std::optional<std::string> undivided;  // why the plan does not divide the model
+  };
+
+  // Costs one plan at v = 1 and derives every v.
+  Outcome cost(const TrainingPlan& point, const Plan& plan, const std::string& mesh,
+               bool vocab_replicated, const std::vector<std::int64_t>& chunks,
+               TaskResult& result) const {
+    const auto all_v = static_cast<std::int64_t>(chunks.size());
+    Scenario scenario = context_.scenario;
+    scenario.plan = plan;
+    Training& training = scenario.workload.training;
+    training.microbatches = point.microbatches;
+    training.recompute = point.recompute;
+    training.pipeline_interleave = 1;
+    std::optional<RunResult> run;
+    try {
+      ++result.analyses;
+      run.emplace(analyze(std::move(scenario), context_.roofs));
+    } catch (const InputError& error) {
+      result.rejected.push_back({point, std::string(kModelReason), error.what(), all_v});
+      return {std::nullopt, error.what()};
+    }
+    if (!run->footprint.fits()) {
+      result.rejected.push_back(
+          {point, std::string(kMemoryReason),
+           fmt::format("needs {} per device (weights {}, gradients {}, optimizer state {}, "
+                       "saved activations {}), has {}",
+                       bytes_text(run->footprint.total()), bytes_text(run->footprint.weights),
+                       bytes_text(run->footprint.gradients),
+                       bytes_text(run->footprint.optimizer_state),
+                       bytes_text(run->footprint.activations), bytes_text(run->footprint.capacity)),
+           all_v});
+      return {run->footprint, std::nullopt};
+    }
+    // The stage-boundary sends run once per microbatch and chunk; the pipelined work is every
+    // row but the optimizer's (add_pipeline_bubble).
+    RowSums sends;
+    RowSums work;
+    for (std::size_t row = 0; row < run->table.order.size(); ++row) {
+      const Op& op = run->graph.op(run->table.order[row]);
+      if (op.kind == OpKind::collective && op.collective.kind == CollectiveKind::send_recv &&
+          op.name.starts_with("pipeline.")) {
+        sends.add(run->table, row);
+      }
+      if (op.pass != Pass::optimizer) {
+        work.add(run->table, row);
+      }
+    }
+    const Totals& total = run->bounds.total;
+    const double bubble_lower = run->pipeline ? run->pipeline->bubble_lower.si() : 0.0;
+    const double bubble_upper = run->pipeline ? run->pipeline->bubble_upper.si() : 0.0;
+    const double ops_lower = total.t_lower.si() - bubble_lower;
+    const double ops_upper = total.t_upper.si() - bubble_upper;
+    const std::int64_t stages = point.pipeline;
+    for (const std::int64_t chunk : chunks) {
+      TrainingPlan plan_v = point;
+      plan_v.interleave = chunk;
+      if (chunk > 1 && point.microbatches % stages != 0) {
+        result.rejected.push_back(
+            {plan_v, std::string(kInterleaveReason),
+             fmt::format("{} microbatches over {} stages", point.microbatches, stages), 1});
+        continue;
+      }
+      // v chunks per stage: v times the sends; each device idles (p − 1)/(v·m) of its work
+      // (Narayanan et al. 2021, §2.2.2).
+      const double extra = static_cast<double>(chunk - 1);
+      const double idle = stages > 1 ? static_cast<double>(stages - 1) /
+                                           static_cast<double>(chunk * point.microbatches)
+                                     : 0.0;
+      TrainingCandidate candidate;
+      candidate.plan = plan_v;
+      candidate.mesh = mesh;
+      candidate.microbatch = context_.scenario.workload.batch / (point.microbatches * point.data);
+      candidate.vocab_replicated = vocab_replicated;
+      const double bubble = (work.lower + extra * sends.lower) * idle;
+      candidate.bubble = Seconds(bubble);
+      candidate.bubble_fraction = idle / (1.0 + idle);
+      candidate.step_lower = Seconds(ops_lower + extra * sends.lower + bubble);
+      candidate.step_upper =
+          Seconds(ops_upper + extra * sends.upper + (work.upper + extra * sends.upper) * idle);
+      candidate.t_math = Seconds(total.t_math.si() + extra * sends.math);
+      candidate.t_mem = Seconds(total.t_mem.si() + extra * sends.memory);
+      candidate.t_net = Seconds(total.t_net.si() + extra * sends.network);
+      candidate.footprint = run->footprint;
+      candidate.mfu = context_.model_flops / (static_cast<double>(context_.devices) *
+                                              context_.peak * candidate.step_lower.si());
+      result.candidates.push_back(std::move(candidate));
+    }
+    return {};
+  }
+
+  const SearchContext& context_;
+};
+
+// Forward and backward FLOPs of one step on one device holding everything, without
+// recomputation (the MFU numerator: Chowdhery et al. 2022, PaLM App. B), and the peak of the
+// matmuls' compute path.
+std::pair<double, double> model_flops(const Scenario& scenario, const Roofs& roofs) {
+  Scenario whole = scenario;
+  whole.plan = Plan{};
+  whole.workload.training.recompute = Recompute::none;
+  whole.workload.training.pipeline_interleave = 1;
+  const OpGraph graph = build_graph(whole);
+  double flops = 0.0;
+  double peak = 0.0;
+  for (OpGraph::Vertex vertex : graph.topological_order()) {
+    const Op& op = graph.op(vertex);
+    if (op.pass == Pass::forward || op.pass == Pass::backward) {
+      flops += op_flops(op).si() * static_cast<double>(op.count);
+    }
+    if (op.kind == OpKind::matmul && peak == 0.0) {
+      const ComputePath* path = roofs.find_path(op.compute_path);
+      peak = path != nullptr ? path->peak.si() : 0.0;
+    }
+  }
+  return {flops, peak};
+}
+
+auto plan_key(const TrainingPlan& plan) {
+  return std::make_tuple(plan.tensor, plan.pipeline, plan.zero3, plan.sequence_parallel,
+                         plan.microbatches, static_cast<int>(plan.recompute), plan.interleave);
+}
+
+}  // namespace
+
+std::string_view TrainingPlan::preset() const {
+  if (zero3) {
+    return sequence_parallel ? "zero3_3d_sp" : "zero3_3d";
+  }
+  return sequence_parallel ? "megatron_3d_sp" : "megatron_3d";
+}
+
+std::string TrainingPlan::label() const {
+  return fmt::format("t{} p{} d{} {} m{} {}{}", tensor, pipeline, data, preset(), microbatches,
+                     to_string(recompute), pipeline > 1 ? fmt::format(" v{}", interleave) : "");
+}
+
+TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,
+                                           std::int64_t devices,
+                                           const TrainingSearchOptions& options) {
+  if (scenario.workload.phase != "train") {
+    throw InputError("a training plan search needs a scenario with workload phase: train");
+  }
+  if (devices < 1) {
+    throw InputError(fmt::format("--devices {}: expected a whole number ≥ 1", devices));
+  }
+  if (devices > 1 && roofs.network.empty()) {
+    throw InputError(fmt::format("{} has no network tier to spread a plan over", roofs.hardware));
+  }
+  const StageSpec& stage = scenario.model.stages.front();
+  SearchContext context{scenario, roofs, devices, 1, 0, 0.0, 0.0, Bytes(0.0), 0.0, 0.0, true};
+  context.layers = stage.component.num_layers;
+  context.vocab = stage.component.vocab_size;
+  context.parameters = static_cast<double>(count_parameters(scenario.model).total());
+  context.static_bytes_per_parameter =
+      bytes_per_element(scenario.precision.weights) +
+      bytes_per_element(gradient_dtype(scenario.precision)) +
+      optimizer_state_bytes_per_parameter(scenario.workload.training.optimizer,
+                                          scenario.precision.weights);
+  const MemoryTier& main_memory = roofs.main_memory();
+  context.capacity =
+      main_memory.capacity * static_cast<double>(main_memory.count) - scenario.host_share;
+  std::tie(context.model_flops, context.peak) = model_flops(scenario, roofs);
+  context.prune = options.prune;
+
+  TrainingSearchResult result;
+  result.scenario = scenario.file;
+  result.devices = devices;
+  result.batch = scenario.workload.batch;
+  result.seq_len = scenario.workload.seq_len;
+  result.layers = context.layers;
+  result.model_flops = context.model_flops;
+  const auto microbatch_counts =
+      static_cast<std::int64_t>(divisors(scenario.workload.batch).size());
+  std::vector<TrainingPlan> tasks;
+  for (const std::int64_t tensor : divisors(devices)) {
+    for (const std::int64_t pipeline : divisors(devices / tensor)) {
+      const std::int64_t data = devices / (tensor * pipeline);
+      const auto chunks = static_cast<std::int64_t>(interleaves(context.layers, pipeline).size());
+      for (const bool zero3 : {false, true}) {
+        for (const bool sequence_parallel : {false, true}) {
+          if ((zero3 && data == 1) || (sequence_parallel && tensor == 1)) {
+            continue;
+          }
+          for (const Recompute recompute : kRecomputeLevels) {
+            TrainingPlan shape;
+            shape.tensor = tensor;
+            shape.pipeline = pipeline;
+            shape.data = data;
+            shape.zero3 = zero3;
+            shape.sequence_parallel = sequence_parallel;
+            shape.recompute = recompute;
+            tasks.push_back(shape);
+            result.seen += microbatch_counts * chunks;
+          }
+        }
+      }
+    }
+  }
+  const TrainingSearcher searcher(context);
+  std::vector<TaskResult> outcomes(tasks.size());
+  tbb::task_arena arena(options.threads > 0 ? static_cast<int>(options.threads)
+                                            : tbb::task_arena::automatic);
+  result.threads = arena.max_concurrency();
+  std::atomic<std::size_t> done{0};
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tasks.size(), 1), [&](const auto& range) {
+      for (std::size_t index = range.begin(); index != range.end(); ++index) {
+        outcomes[index] = searcher.run(tasks[index]);
+        const std::size_t finished = ++done;
+        if (options.progress) {
+          options.progress(finished, tasks.size());
+        }
+      }
+    });
+  });
+  for (TaskResult& outcome : outcomes) {
+    result.analyses += outcome.analyses;
+    for (TrainingRejection& rejection : outcome.rejected) {
+      result.rejected_by_reason[rejection.reason] += rejection.plans;
+      result.rejected.push_back(std::move(rejection));
+    }
+    std::move(outcome.candidates.begin(), outcome.candidates.end(),
+              std::back_inserter(result.ranked));
+  }
+  std::sort(
+      result.ranked.begin(), result.ranked.end(),
+      [](const TrainingCandidate& left, const TrainingCandidate& right) {
+        return std::make_tuple(left.step_lower.si(), left.step_upper.si(), plan_key(left.plan)) <
+               std::make_tuple(right.step_lower.si(), right.step_upper.si(), plan_key(right.plan));
+      });
+  return result;
+}
+
+}  // namespace rsim
