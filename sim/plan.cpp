@@ -177,18 +177,6 @@ const std::vector<PlanPreset>& plan_presets() {
         {"mlp", "model"},
         {"vocab", "model"}},
        {}},
-      // Megatron-LM's 3-D parallelism (Narayanan et al. 2021): tensor parallel over 'model'
-      // inside a node, pipeline stages of L/p layers over 'stage', data parallel over 'data'.
-      {"megatron_3d",
-       "Megatron tensor parallel over 'model', pipeline stages over 'stage', data over 'data'",
-       {{"batch", "data"},
-        {"heads", "model"},
-        {"kv_heads", "model"},
-        {"group", "model"},
-        {"mlp", "model"},
-        {"vocab", "model"},
-        {"layers", "stage"}},
-       {}},
       {"pipeline_dp",
        "pipeline stages of L/p layers over 'stage', data parallel over 'data'",
        {{"batch", "data"}, {"layers", "stage"}},
