@@ -280,3 +280,30 @@ TEST_CASE("FSDP + TP: the forward gathers, the best split and the smallest compu
   CHECK(split.min_tokens_per_device <= split.tokens_per_device * t_fsdp / split.t_math.si());
   CHECK(split.min_tokens_per_device > 0.0);
 }
+
+TEST_CASE("DCN threshold across slices: tokens per slice against C/W_dcn",
+          "[training][thresholds]") {
+  // Llama 2 7B (MHA: D 4096, N = K = 32, H 128, F 11008, L 32) on two v5e slices of 16 chips:
+  // TP 16 over ICI inside a slice, data parallel 2 over DCN (fat tree, 3.125e9 B/s per chip).
+  const rsim::RunResult run = train_8b({{"model", "llama2_7b"},
+                                        {"hardware", "tpu_v5e"},
+                                        {"plan.mesh.data", "2 over dcn"},
+                                        {"plan.mesh.model", "16 over ici"}});
+  const rsim::AxisThreshold* dcn = nullptr;
+  for (const rsim::AxisThreshold& threshold : run.training_thresholds) {
+    dcn = threshold.data ? &threshold : dcn;
+  }
+  REQUIRE(dcn != nullptr);
+  CHECK(dcn->network == "dcn");
+  // Per layer each chip all-reduces its 1/16 of the matmul gradients over the 2 slices:
+  // q, o 4096·4096, kv 2·4096·4096, gate_up 2·4096·11008, down 11008·4096 = 202,375,168
+  // parameters / 16 · 2 B = 25,296,896 B; 2(X−1)/X · V / W = V / 3.125e9 = 8.095 ms; × 32.
+  const double layer_params = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008;
+  CHECK(dcn->t_net.si() == Approx(32.0 * layer_params / 16.0 * 2.0 / 3.125e9).epsilon(1e-9));
+  // Critical tokens per slice = tokens · T_net / T_math: below the book's C/W_dcn (with the
+  // two-slice all-reduce's (X − 1)/X): 0.5 · 1.97e14 / 3.125e9 = 31,520, by attention's share.
+  CHECK(dcn->critical_tokens_per_shard ==
+        Approx(dcn->tokens_per_shard * dcn->t_net.si() / dcn->t_math.si()));
+  CHECK(dcn->critical_tokens_per_shard < 0.5 * 1.97e14 / 3.125e9);
+  CHECK(dcn->critical_tokens_per_shard > 0.85 * 0.5 * 1.97e14 / 3.125e9);
+}
