@@ -37,16 +37,6 @@ std::string_view reason_of(std::string_view message) {
   return "invalid plan";
 }
 
-std::vector<std::int64_t> divisors(std::int64_t value) {
-  std::vector<std::int64_t> result;
-  for (std::int64_t divisor = 1; divisor <= value; ++divisor) {
-    if (value % divisor == 0) {
-      result.push_back(divisor);
-    }
-  }
-  return result;
-}
-
 // The network an axis of `size` devices goes over when `used` devices of the innermost tier are
 // taken by the axes placed before it: the innermost tier while it has room, then the next tier
 // (the inner one full), else the hierarchy of both ("nvlink+ib").
@@ -163,6 +153,16 @@ void rank(SearchResult& result) {
 }
 
 }  // namespace
+
+std::vector<std::int64_t> divisors(std::int64_t value) {
+  std::vector<std::int64_t> result;
+  for (std::int64_t divisor = 1; divisor <= value; ++divisor) {
+    if (value % divisor == 0) {
+      result.push_back(divisor);
+    }
+  }
+  return result;
+}
 
 std::optional<SearchObjective> parse_search_objective(std::string_view name) {
   return find_named(name, kObjectiveNames);

@@ -54,6 +54,9 @@ struct SearchResult {
 /// plan preset that fits the mesh's shape; plans that do not divide the model or do not fit in
 /// memory are rejected with their reason, the rest costed, ranked and marked on the Pareto front
 /// of latency against sequences per device-second. Deterministic: same input, same ranking.
+/// The divisors of `value` ≥ 1, ascending (the degrees a mesh axis of `value` devices can take).
+std::vector<std::int64_t> divisors(std::int64_t value);
+
 SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int64_t devices,
                           SearchObjective objective);
 

@@ -28,16 +28,6 @@ constexpr std::string_view kInterleaveReason = "interleaving needs m divisible b
 
 constexpr std::array kRecomputeLevels{Recompute::none, Recompute::selective, Recompute::full};
 
-std::vector<std::int64_t> divisors(std::int64_t value) {
-  std::vector<std::int64_t> result;
-  for (std::int64_t divisor = 1; divisor <= value; ++divisor) {
-    if (value % divisor == 0) {
-      result.push_back(divisor);
-    }
-  }
-  return result;
-}
-
 std::string bytes_text(Bytes bytes) { return format_quantity(bytes.si(), Dimension::bytes); }
 
 // The interleaves a pipeline of p stages over L layers can take: every v with p·v | L (v = 1

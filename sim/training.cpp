@@ -152,31 +152,46 @@ std::int64_t whole_groups(std::int64_t degree, const std::vector<NetworkTier>& t
   return degree;
 }
 
+// T_net of the given rows re-costed with their bytes × `scale` over `devices` (the tier's
+// domain lifted: the split is a what-if).
+double recosted(const OpGraph& graph, const CostTable& table, const Roofs& roofs,
+                const std::vector<std::size_t>& rows, double scale, std::int64_t devices) {
+  if (devices == 1) {
+    return 0.0;
+  }
+  double t_net = 0.0;
+  for (std::size_t row : rows) {
+    const Op& op = graph.op(table.order[row]);
+    std::vector<NetworkTier> tiers;
+    for (const NetworkTier* tier : roofs.find_networks(op.network)) {
+      tiers.push_back(*tier);
+    }
+    tiers.back().devices = 0;
+    std::vector<const NetworkTier*> pointers;
+    for (const NetworkTier& tier : tiers) {
+      pointers.push_back(&tier);
+    }
+    Collective collective = op.collective;
+    collective.axes = {whole_groups(devices, tiers)};
+    collective.bytes = collective.bytes * scale;
+    t_net += collective_cost(collective, pointers).time.si() *
+             table.counts(static_cast<Eigen::Index>(row));
+  }
+  return t_net;
+}
+
 // The largest tensor degree Y' at which T_math · Y / Y' still covers the axis's collectives
 // re-costed over Y' devices (the tier's domain lifted).
 std::int64_t largest_tensor_degree(const OpGraph& graph, const CostTable& table, const Roofs& roofs,
                                    const PhaseSums& sums, int phase, std::int64_t size) {
-  const auto covers = [&](std::int64_t degree) {
-    double t_net = 0.0;
-    for (const auto& [row, index] : sums.collectives) {
-      if (index != phase) {
-        continue;
-      }
-      const Op& op = graph.op(table.order[row]);
-      std::vector<NetworkTier> tiers;
-      for (const NetworkTier* tier : roofs.find_networks(op.network)) {
-        tiers.push_back(*tier);
-      }
-      tiers.back().devices = 0;
-      std::vector<const NetworkTier*> pointers;
-      for (const NetworkTier& tier : tiers) {
-        pointers.push_back(&tier);
-      }
-      Collective collective = op.collective;
-      collective.axes = {whole_groups(degree, tiers)};
-      t_net += collective_cost(collective, pointers).time.si() *
-               table.counts(static_cast<Eigen::Index>(row));
+  std::vector<std::size_t> rows;
+  for (const auto& [row, index] : sums.collectives) {
+    if (index == phase) {
+      rows.push_back(row);
     }
+  }
+  const auto covers = [&](std::int64_t degree) {
+    const double t_net = recosted(graph, table, roofs, rows, 1.0, degree);
     const double t_math =
         sums.t_math[phase] * static_cast<double>(size) / static_cast<double>(degree);
     return t_math >= t_net;
@@ -200,34 +215,6 @@ std::int64_t largest_tensor_degree(const OpGraph& graph, const CostTable& table,
     (covers(middle) ? low : high) = middle;
   }
   return low;
-}
-
-// T_net of the given rows re-costed with their bytes × `scale` over `devices` (the tier's
-// domain lifted: the split is a what-if).
-double recosted(const OpGraph& graph, const CostTable& table, const Roofs& roofs,
-                const std::vector<std::size_t>& rows, double scale, std::int64_t devices) {
-  if (devices == 1) {
-    return 0.0;
-  }
-  double t_net = 0.0;
-  for (std::size_t row : rows) {
-    const Op& op = graph.op(table.order[row]);
-    std::vector<NetworkTier> tiers;
-    for (const NetworkTier* tier : roofs.find_networks(op.network)) {
-      tiers.push_back(*tier);
-    }
-    tiers.back().devices = 0;
-    std::vector<const NetworkTier*> pointers;
-    for (const NetworkTier& tier : tiers) {
-      pointers.push_back(&tier);
-    }
-    Collective collective = op.collective;
-    collective.axes = {devices};
-    collective.bytes = collective.bytes * scale;
-    t_net += collective_cost(collective, pointers).time.si() *
-             table.counts(static_cast<Eigen::Index>(row));
-  }
-  return t_net;
 }
 
 std::vector<std::size_t> forward_collectives(const PhaseSums& sums) {
