@@ -272,7 +272,8 @@ Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware) {
     }
     return plan;
   }
-  node.allow_only({"preset", "mesh", "rules", "weight_rules", "in_network_reduction"});
+  node.allow_only(
+      {"preset", "mesh", "rules", "weight_rules", "in_network_reduction", "zero_stage"});
   if (const ConfigNode* reduction = node.find("in_network_reduction")) {
     plan.in_network_reduction = reduction->as_bool();
   }
@@ -338,6 +339,20 @@ Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware) {
   if (const ConfigNode* rules = node.find("weight_rules")) {
     merge(plan.weight_rules, parse_rules(*rules, plan));
     plan.name = node.find("preset") != nullptr ? plan.name + "+" : "custom";
+  }
+  if (const ConfigNode* zero = node.find("zero_stage")) {
+    plan.zero_stage = zero->as_count();
+    if (plan.zero_stage == 3) {
+      zero->fail(
+          "ZeRO-3 shards the weights themselves: use weight_rules {embed: data} (presets fsdp, "
+          "fsdp_tp, zero3_3d)");
+    }
+    if (plan.zero_stage > 2) {
+      zero->fail("expected 0, 1 (optimizer state sharded over the data axis) or 2 (and gradients)");
+    }
+    if (plan.zero_stage > 0 && !plan.mesh_axis_for("batch", false)) {
+      zero->fail("ZeRO shards over the data-parallel axis: the plan needs a 'batch' rule");
+    }
   }
   return plan;
 }

@@ -30,6 +30,11 @@ struct Plan {
   std::vector<std::pair<std::string, std::string>> rules;
   std::vector<std::pair<std::string, std::string>> weight_rules;
   bool in_network_reduction = false;  ///< all-reduce in the switch (NVLink SHARP) where it can
+  /// ZeRO (Rajbhandari et al. 2020) across the data axis (the `batch` rule) in training: 1 shards
+  /// the optimizer state (each replica updates 1/d of every weight: the gradient all-reduce
+  /// becomes a reduce-scatter and the updated weights are all-gathered, the same bytes), 2 also
+  /// the gradients. ZeRO-3 is `weight_rules: {embed: data}`.
+  std::int64_t zero_stage = 0;
 
   [[nodiscard]] std::int64_t devices() const;
   [[nodiscard]] const MeshAxis* find_axis(std::string_view name) const;

@@ -186,6 +186,11 @@ class Sharder {
         take(index, mesh);
       }
     };
+    const std::optional<std::string> data_axis = plan_.mesh_axis_for("batch", false);
+    if (op.pass == Pass::optimizer && plan_.zero_stage > 0 && data_axis) {
+      // ZeRO: each data replica keeps and updates 1/d of every weight's optimizer state.
+      assign({{"embed", *data_axis}});
+    }
     if (tensor.role == TensorRole::weight) {
       assign(plan_.weight_rules);
     }
@@ -461,10 +466,17 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
       // it (Megatron sequence parallelism), else all-reduce.
       // The partial sums' bytes are set once every mesh axis has sharded the output (below).
       const std::string out_axis = axis_on(output, rules_out, mesh.name);
-      result.after.push_back(collective_op(
-          op, out_axis.empty() ? CollectiveKind::all_reduce : CollectiveKind::reduce_scatter,
-          out_axis.empty() ? "all_reduce" : "reduce_scatter", Bytes(0.0), mesh, sharder.plan(),
-          sharder.mesh_of(mesh.name)));
+      // Under ZeRO each data replica updates 1/d of the weights: their gradients are
+      // reduce-scattered over the data axis (the update all-gathers the new weights after).
+      const Plan& plan = sharder.plan();
+      const bool zero_gradient = plan.zero_stage > 0 && op.pass == Pass::backward &&
+                                 output.role == TensorRole::weight &&
+                                 plan.mesh_axis_for("batch", false) == mesh.name;
+      const bool scatter = !out_axis.empty() || zero_gradient;
+      result.after.push_back(
+          collective_op(op, scatter ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+                        scatter ? "reduce_scatter" : "all_reduce", Bytes(0.0), mesh, plan,
+                        sharder.mesh_of(mesh.name)));
       reductions.emplace_back(result.after.size() - 1, mesh.name);
       // A gradient summed over a step's microbatches is reduced once per step.
       result.after.back().count = op.count / op.accumulated;
@@ -761,6 +773,16 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
                       : op.kind == OpKind::attention ? shard_attention(op, sharder)
                       : routing                      ? shard_routing(op, sharder)
                                                      : shard_local(op, sharder);
+    if (op.pass == Pass::optimizer && plan.zero_stage > 0) {
+      // ZeRO: the replicas all-gather the weights each updated (V: the whole weight as a
+      // replica stores it).
+      const MeshAxis& data = *plan.find_axis(*plan.mesh_axis_for("batch", false));
+      if (data.size > 1) {
+        parts.after.push_back(collective_op(
+            op, CollectiveKind::all_gather, "all_gather_params",
+            parts.op.outputs.front().bytes() * static_cast<double>(data.size), data, plan));
+      }
+    }
     std::optional<OpGraph::Vertex> previous;
     std::optional<OpGraph::Vertex> first;
     const auto append = [&](Op part) {

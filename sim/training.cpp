@@ -19,10 +19,22 @@ TrainingMemory training_memory(const Scenario& scenario, const OpGraph& graph,
                                const ParameterCount& parameters, double stored_fraction) {
   TrainingMemory memory;
   const double stored = static_cast<double>(parameters.total()) * stored_fraction;
-  memory.gradients = Bytes(stored * bytes_per_element(gradient_dtype(scenario.precision)));
+  // ZeRO-1/2 split the optimizer state (and the gradients) over the data axis, unless the
+  // weights themselves already are (ZeRO-3: stored_fraction has it).
+  const Plan& plan = scenario.plan;
+  const std::optional<std::string> data_axis = plan.mesh_axis_for("batch", false);
+  const bool weights_split =
+      data_axis && std::any_of(plan.weight_rules.begin(), plan.weight_rules.end(),
+                               [&](const auto& rule) { return rule.second == *data_axis; });
+  const double zero_share = plan.zero_stage > 0 && data_axis && !weights_split
+                                ? 1.0 / static_cast<double>(plan.find_axis(*data_axis)->size)
+                                : 1.0;
+  memory.gradients = Bytes(stored * bytes_per_element(gradient_dtype(scenario.precision)) *
+                           (plan.zero_stage >= 2 ? zero_share : 1.0));
   memory.optimizer_state =
-      Bytes(stored * optimizer_state_bytes_per_parameter(scenario.workload.training.optimizer,
-                                                         scenario.precision.weights));
+      Bytes(stored * zero_share *
+            optimizer_state_bytes_per_parameter(scenario.workload.training.optimizer,
+                                                scenario.precision.weights));
   const Training& training = scenario.workload.training;
   const std::int64_t stages = pipeline_stages(scenario.plan);
   Bytes per_layer;    // every forward output of one layer, one microbatch

@@ -307,3 +307,46 @@ TEST_CASE("DCN threshold across slices: tokens per slice against C/W_dcn",
   CHECK(dcn->critical_tokens_per_shard < 0.5 * 1.97e14 / 3.125e9);
   CHECK(dcn->critical_tokens_per_shard > 0.85 * 0.5 * 1.97e14 / 3.125e9);
 }
+
+TEST_CASE("ZeRO-1/2 split the optimizer state and gradients over the data axis",
+          "[training][memory][plan]") {
+  // The node as TP 4 × DP 2. ZeRO-1: each replica keeps 1/2 of the Adam state; ZeRO-2 also
+  // 1/2 of the gradients (Rajbhandari et al. 2020, §5.1–5.2: P_os, P_os+g).
+  const rsim::RunResult plain = train_8b({});
+  const rsim::RunResult zero1 = train_8b({{"plan.zero_stage", "1"}});
+  const rsim::RunResult zero2 = train_8b({{"plan.zero_stage", "2"}});
+  CHECK(zero1.footprint.optimizer_state.si() == Approx(plain.footprint.optimizer_state.si() / 2.0));
+  CHECK(zero1.footprint.gradients.si() == Approx(plain.footprint.gradients.si()));
+  CHECK(zero2.footprint.gradients.si() == Approx(plain.footprint.gradients.si() / 2.0));
+  CHECK(zero1.footprint.weights.si() == Approx(plain.footprint.weights.si()));
+  // Communication: each weight gradient's all-reduce over 'data' becomes a reduce-scatter of the
+  // same V, and the update all-gathers the bf16 weights (V: a replica's whole weight, = the
+  // bf16 gradient's bytes): RS + AG moves what the all-reduce did.
+  const auto bytes_of = [](const rsim::RunResult& run, const std::string& name) {
+    for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+      const Op& op = run.graph.op(run.table.order[row]);
+      if (op.name == name) {
+        return std::make_pair(op.collective.kind, op.collective.bytes.si());
+      }
+    }
+    return std::make_pair(rsim::CollectiveKind::send_recv, 0.0);
+  };
+  const auto [plain_kind, plain_bytes] = bytes_of(plain, "down_proj.wgrad.all_reduce");
+  const auto [zero_kind, zero_bytes] = bytes_of(zero1, "down_proj.wgrad.reduce_scatter");
+  const auto [gather_kind, gather_bytes] = bytes_of(zero1, "down_proj.adam.all_gather_params");
+  CHECK(plain_kind == rsim::CollectiveKind::all_reduce);
+  CHECK(zero_kind == rsim::CollectiveKind::reduce_scatter);
+  CHECK(gather_kind == rsim::CollectiveKind::all_gather);
+  // down_proj's gradient per replica: F · D / 4 (TP) · 2 B = 14336 · 4096 / 4 · 2 = 29,360,128 B.
+  CHECK(plain_bytes == Approx(kF * kD / 4 * 2));
+  CHECK(zero_bytes == Approx(plain_bytes));
+  CHECK(gather_bytes == Approx(plain_bytes));
+
+  const auto load = [](std::vector<std::pair<std::string, std::string>> sets) {
+    return rsim::load_scenario(rsim::test::source_path("scenarios/llama3_8b_train_h100.yaml"),
+                               {std::move(sets), ""});
+  };
+  CHECK_THROWS_WITH(load({{"plan.zero_stage", "3"}}), Catch::Contains("weight_rules"));
+  CHECK_THROWS_WITH(load({{"plan.zero_stage", "1"}, {"plan.preset", "megatron_tp"}}),
+                    Catch::Contains("needs a 'batch' rule"));
+}
