@@ -143,57 +143,57 @@ std::optional<std::string> Plan::mesh_axis_for(std::string_view logical, bool we
   return std::nullopt;
 }
 
+namespace {
+
+using Rules = std::vector<std::pair<std::string, std::string>>;
+
+// Rule lists the presets share, in the order they take mesh axes (earlier rules win one).
+Rules concat(std::initializer_list<Rules> parts) {
+  Rules result;
+  for (const Rules& part : parts) {
+    result.insert(result.end(), part.begin(), part.end());
+  }
+  return result;
+}
+
+}  // namespace
+
 const std::vector<PlanPreset>& plan_presets() {
+  const Rules data{{"batch", "data"}};
+  const Rules stages{{"layers", "stage"}};
+  const Rules sequence{{"seq", "model"}};
+  // Megatron-LM: column-parallel Q/KV and gate/up (heads, mlp sharded), row-parallel o_proj
+  // and down_proj (contracting heads / mlp sharded → all-reduce); the LM head by vocab.
+  const Rules tensor{{"heads", "model"},
+                     {"kv_heads", "model"},
+                     {"group", "model"},
+                     {"mlp", "model"},
+                     {"vocab", "model"}};
+  // FSDP / ZeRO-3: each weight's embed axis stored split over 'data', gathered before use.
+  const Rules stored_over_data{{"embed", "data"}};
   static const std::vector<PlanPreset> kPresets{
       {"single", "one device", {}, {}},
-      {"data_parallel", "sequences split over 'data'; weights replicated", {{"batch", "data"}}, {}},
-      // Megatron-LM: column-parallel Q/KV and gate/up (heads, mlp sharded), row-parallel o_proj
-      // and down_proj (contracting heads / mlp sharded → all-reduce); the LM head by vocab.
-      {"megatron_tp",
-       "Megatron tensor parallel over 'model' (heads, mlp, vocab)",
-       {{"heads", "model"},
-        {"kv_heads", "model"},
-        {"group", "model"},
-        {"mlp", "model"},
-        {"vocab", "model"}},
-       {}},
+      {"data_parallel", "sequences split over 'data'; weights replicated", data, {}},
+      {"megatron_tp", "Megatron tensor parallel over 'model' (heads, mlp, vocab)", tensor, {}},
       // Megatron sequence parallelism: norms and residuals shard the sequence; the all-reduces
       // become reduce-scatter + all-gather (rule order: heads and mlp before seq).
       {"sequence_parallel",
        "Megatron tensor + sequence parallel over 'model'",
-       {{"heads", "model"},
-        {"kv_heads", "model"},
-        {"group", "model"},
-        {"mlp", "model"},
-        {"vocab", "model"},
-        {"seq", "model"}},
+       concat({tensor, sequence}),
        {}},
       {"megatron_tp_dp",
        "Megatron tensor parallel over 'model', data parallel over 'data'",
-       {{"batch", "data"},
-        {"heads", "model"},
-        {"kv_heads", "model"},
-        {"group", "model"},
-        {"mlp", "model"},
-        {"vocab", "model"}},
+       concat({data, tensor}),
        {}},
       {"pipeline_dp",
        "pipeline stages of L/p layers over 'stage', data parallel over 'data'",
-       {{"batch", "data"}, {"layers", "stage"}},
+       concat({data, stages}),
        {}},
-      // FSDP / ZeRO-3: weights sharded over 'data' on their embed axis, all-gathered before use.
-      {"fsdp", "sequences and weights split over 'data'", {{"batch", "data"}}, {{"embed", "data"}}},
+      {"fsdp", "sequences and weights split over 'data'", data, stored_over_data},
       // FSDP + TP (scaling book training.md): Megatron TP over 'model', sequences over 'data',
       // and each weight's embed axis stored split over 'data' too (gathered before use).
-      {"fsdp_tp",
-       "Megatron tensor parallel over 'model', sequences and weight storage over 'data'",
-       {{"batch", "data"},
-        {"heads", "model"},
-        {"kv_heads", "model"},
-        {"group", "model"},
-        {"mlp", "model"},
-        {"vocab", "model"}},
-       {{"embed", "data"}}},
+      {"fsdp_tp", "Megatron tensor parallel over 'model', sequences and weight storage over 'data'",
+       concat({data, tensor}), stored_over_data},
       {"shard_d",
        "the model width (contracting embed axis) split over 'model'",
        {{"embed", "model"}},
@@ -206,50 +206,21 @@ const std::vector<PlanPreset>& plan_presets() {
       {"megatron_3d",
        "Megatron tensor parallel over 'model', pipeline stages over 'stage', data parallel "
        "over 'data'",
-       {{"batch", "data"},
-        {"layers", "stage"},
-        {"heads", "model"},
-        {"kv_heads", "model"},
-        {"group", "model"},
-        {"mlp", "model"},
-        {"vocab", "model"}},
+       concat({data, stages, tensor}),
        {}},
       // The same with Megatron sequence parallelism on 'model' (Korthikanti et al. 2022, §4.2.2).
       {"megatron_3d_sp",
        "megatron_3d with sequence parallelism on 'model'",
-       {{"batch", "data"},
-        {"layers", "stage"},
-        {"heads", "model"},
-        {"kv_heads", "model"},
-        {"group", "model"},
-        {"mlp", "model"},
-        {"vocab", "model"},
-        {"seq", "model"}},
+       concat({data, stages, tensor, sequence}),
        {}},
       // megatron_3d with the weights (and so their gradients and optimizer state) also sharded
       // over 'data' on their embed axis: ZeRO-3 / FSDP across the data-parallel replicas
       // (Rajbhandari et al. 2020, §5.3), gathered before use, gradients reduce-scattered.
       {"zero3_3d",
        "megatron_3d with weights, gradients and optimizer state sharded over 'data' (ZeRO-3)",
-       {{"batch", "data"},
-        {"layers", "stage"},
-        {"heads", "model"},
-        {"kv_heads", "model"},
-        {"group", "model"},
-        {"mlp", "model"},
-        {"vocab", "model"}},
-       {{"embed", "data"}}},
-      {"zero3_3d_sp",
-       "zero3_3d with sequence parallelism on 'model'",
-       {{"batch", "data"},
-        {"layers", "stage"},
-        {"heads", "model"},
-        {"kv_heads", "model"},
-        {"group", "model"},
-        {"mlp", "model"},
-        {"vocab", "model"},
-        {"seq", "model"}},
-       {{"embed", "data"}}},
+       concat({data, stages, tensor}), stored_over_data},
+      {"zero3_3d_sp", "zero3_3d with sequence parallelism on 'model'",
+       concat({data, stages, tensor, sequence}), stored_over_data},
       // Expert parallelism (GShard, DeepSpeed-MoE): each device holds E/N experts and the
       // tokens of B/N sequences (attention is data parallel); the dispatch and the combine of
       // each MoE block are all-to-alls over 'expert' (scaling book: two AllToAlls per block).
