@@ -15,6 +15,17 @@ std::int64_t pipeline_stages(const Plan& plan) {
   return axis ? plan.find_axis(*axis)->size : 1;
 }
 
+namespace {
+
+// FSDP / ZeRO-3: a weight rule stores weights split over the data (`batch`) axis.
+bool weights_stored_over_data(const Plan& plan) {
+  const std::optional<std::string> data_axis = plan.mesh_axis_for("batch", false);
+  return data_axis && std::any_of(plan.weight_rules.begin(), plan.weight_rules.end(),
+                                  [&](const auto& rule) { return rule.second == *data_axis; });
+}
+
+}  // namespace
+
 TrainingMemory training_memory(const Scenario& scenario, const OpGraph& graph,
                                const ParameterCount& parameters, double stored_fraction) {
   TrainingMemory memory;
@@ -23,10 +34,7 @@ TrainingMemory training_memory(const Scenario& scenario, const OpGraph& graph,
   // weights themselves already are (ZeRO-3: stored_fraction has it).
   const Plan& plan = scenario.plan;
   const std::optional<std::string> data_axis = plan.mesh_axis_for("batch", false);
-  const bool weights_split =
-      data_axis && std::any_of(plan.weight_rules.begin(), plan.weight_rules.end(),
-                               [&](const auto& rule) { return rule.second == *data_axis; });
-  const double zero_share = plan.zero_stage > 0 && data_axis && !weights_split
+  const double zero_share = plan.zero_stage > 0 && data_axis && !weights_stored_over_data(plan)
                                 ? 1.0 / static_cast<double>(plan.find_axis(*data_axis)->size)
                                 : 1.0;
   memory.gradients = Bytes(stored * bytes_per_element(gradient_dtype(scenario.precision)) *
@@ -246,10 +254,7 @@ std::optional<FsdpTpSplit> fsdp_tp_split(const Scenario& scenario, const OpGraph
   const Plan& plan = scenario.plan;
   const std::optional<std::string> data_axis = plan.mesh_axis_for("batch", false);
   const std::optional<std::string> tensor_axis = plan.mesh_axis_for("mlp", false);
-  const bool fsdp =
-      std::any_of(plan.weight_rules.begin(), plan.weight_rules.end(),
-                  [&](const auto& rule) { return data_axis && rule.second == *data_axis; });
-  if (!fsdp || !tensor_axis || *tensor_axis == *data_axis) {
+  if (!weights_stored_over_data(plan) || !tensor_axis || *tensor_axis == *data_axis) {
     return std::nullopt;
   }
   const std::int64_t data = plan.find_axis(*data_axis)->size;
