@@ -21,17 +21,6 @@ double ceil_div(std::int64_t numerator, std::int64_t denominator) {
   return static_cast<double>((numerator + denominator - 1) / denominator);
 }
 
-// Powers of two below `extent`, then `extent` itself: every distinct clamped tile edge that a
-// power-of-two tiling (or a whole-dimension tile) can have.
-std::vector<std::int64_t> edge_candidates(std::int64_t extent) {
-  std::vector<std::int64_t> edges;
-  for (std::int64_t edge = 1; edge < extent; edge *= 2) {
-    edges.push_back(edge);
-  }
-  edges.push_back(extent);
-  return edges;
-}
-
 std::int64_t axis_product(const Tensor& tensor, const std::vector<const Tensor*>& present,
                           const std::vector<const Tensor*>& absent) {
   std::int64_t product = 1;
@@ -122,22 +111,17 @@ Bytes ideal_traffic(const GemmShape& shape) {
                               shape.out_element_bytes * m * n));
 }
 
-TiledTraffic gemm_traffic(const GemmShape& shape, Tile tile) {
+namespace {
+
+// The tile clamped to the shape, its residency and its footprint: what decides whether it fits,
+// without the traffic (whose divisions cost more than the rest).
+TiledTraffic gemm_tile_footprint(const GemmShape& shape, Tile tile) {
   TiledTraffic traffic;
   traffic.tile = {std::min(tile.bm, shape.m), std::min(tile.bn, shape.n),
                   std::min(tile.bk, shape.k)};
   const Tile& clamped = traffic.tile;
   traffic.x_resident = clamped.bm == shape.m && clamped.bk == shape.k;
   traffic.w_resident = clamped.bn == shape.n && clamped.bk == shape.k;
-  const auto m = static_cast<double>(shape.m);
-  const auto n = static_cast<double>(shape.n);
-  const auto k = static_cast<double>(shape.k);
-  // X is re-streamed for every column block, W for every row block, unless resident.
-  const double x_reads = traffic.x_resident ? 1.0 : ceil_div(shape.n, clamped.bn);
-  const double w_reads = traffic.w_resident ? 1.0 : ceil_div(shape.m, clamped.bm);
-  traffic.bytes = Bytes(shape.batch * (shape.x_element_bytes * m * k * x_reads +
-                                       shape.w_element_bytes * k * n * w_reads +
-                                       shape.out_element_bytes * m * n));
   const auto bm = static_cast<double>(clamped.bm);
   const auto bn = static_cast<double>(clamped.bn);
   const auto bk = static_cast<double>(clamped.bk);
@@ -150,6 +134,23 @@ TiledTraffic gemm_traffic(const GemmShape& shape, Tile tile) {
   return traffic;
 }
 
+}  // namespace
+
+TiledTraffic gemm_traffic(const GemmShape& shape, Tile tile) {
+  TiledTraffic traffic = gemm_tile_footprint(shape, tile);
+  const Tile& clamped = traffic.tile;
+  const auto m = static_cast<double>(shape.m);
+  const auto n = static_cast<double>(shape.n);
+  const auto k = static_cast<double>(shape.k);
+  // X is re-streamed for every column block, W for every row block, unless resident.
+  const double x_reads = traffic.x_resident ? 1.0 : ceil_div(shape.n, clamped.bn);
+  const double w_reads = traffic.w_resident ? 1.0 : ceil_div(shape.m, clamped.bm);
+  traffic.bytes = Bytes(shape.batch * (shape.x_element_bytes * m * k * x_reads +
+                                       shape.w_element_bytes * k * n * w_reads +
+                                       shape.out_element_bytes * m * n));
+  return traffic;
+}
+
 bool TileBudget::fits(const TiledTraffic& traffic) const {
   if (!accumulator_capacity) {
     return traffic.footprint <= capacity;
@@ -158,53 +159,120 @@ bool TileBudget::fits(const TiledTraffic& traffic) const {
          traffic.accumulators <= *accumulator_capacity;
 }
 
+namespace {
+
+// Every search below walks bm over 1, 2, 4, … below M, then M and, for each bm, keeps only the
+// largest bn that fits within a family of candidates whose footprint grows with bn while their
+// traffic does not: a larger bn never reads more (⌈N/bn⌉ falls) and wins ties (larger bm·bn). That
+// is the same argmin as trying every (bm, bn) pair, in O(log M · log N) cheap checks instead of
+// O(log M · log N · depths) traffic evaluations; tests hold it against the exhaustive search.
+// The largest of 1, 2, 4, … below `extent` (and `extent` itself if `include_extent`) at which
+// `fits_at` holds, for a family whose footprint grows with the edge (so the edges that fit are a
+// prefix): a binary search over that list. nullopt if not even 1 fits.
+template <typename FitsAt>
+std::optional<std::int64_t> largest_fitting_edge(std::int64_t extent, bool include_extent,
+                                                 const FitsAt& fits_at) {
+  int powers = 0;  // 1, 2, …, 2^(powers−1) are below the extent
+  while ((std::int64_t{1} << powers) < extent) {
+    ++powers;
+  }
+  const int edges = powers + (include_extent ? 1 : 0);
+  const auto edge_at = [&](int index) {
+    return index < powers ? std::int64_t{1} << index : extent;
+  };
+  int low = -1;      // the last index known to fit (−1: none yet)
+  int high = edges;  // the first index known not to fit
+  while (high - low > 1) {
+    const int middle = low + (high - low) / 2;
+    (fits_at(edge_at(middle)) ? low : high) = middle;
+  }
+  return low >= 0 ? std::optional(edge_at(low)) : std::nullopt;
+}
+
+// The next row tile: doubling, or straight to the whole extent once no family fit at `bm` (every
+// footprint grows with bm until bm = M, where an operand may become resident and shrink).
+std::int64_t next_row_edge(std::int64_t bm, std::int64_t extent, bool any_fit) {
+  return any_fit ? std::min(bm * 2, extent) : extent;
+}
+
+void keep_better(const TiledTraffic& candidate, std::optional<TiledTraffic>& best) {
+  if (better(candidate, best)) {
+    best = candidate;
+  }
+}
+
+}  // namespace
+
 std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget) {
-  std::vector<std::int64_t> depths;
+  // Streamed K-slice depths below K, shallowest first.
+  std::array<std::int64_t, kSliceDepths.size()> depths{};
+  std::size_t streamed_depths = 0;
   for (std::int64_t depth : kSliceDepths) {
     if (depth < shape.k) {
-      depths.push_back(depth);
+      depths[streamed_depths++] = depth;
     }
   }
-  depths.push_back(shape.k);
+  const auto fits = [&](std::int64_t bm, std::int64_t bn, std::int64_t bk) {
+    return budget.fits(gemm_tile_footprint(shape, {bm, bn, bk}));
+  };
   std::optional<TiledTraffic> best;
-  for (std::int64_t bm : edge_candidates(shape.m)) {
-    for (std::int64_t bn : edge_candidates(shape.n)) {
-      // Traffic depends on bk only through residency (bk = K); among streamed depths the
-      // deepest that fits is kept (fewer pipeline steps, same bytes).
-      std::optional<TiledTraffic> streamed;
-      for (std::int64_t bk : depths) {
-        const TiledTraffic traffic = gemm_traffic(shape, {bm, bn, bk});
-        if (!budget.fits(traffic)) {
-          continue;  // a resident K-deep slice is single-buffered: it may fit where 256 did not
+  for (std::int64_t bm = 1;;) {
+    bool any_fit = false;
+    // Streamed (bk < K): X and W double-buffered, so the footprint grows with bn at any depth
+    // and a bn fits at some depth iff it fits at the shallowest. Of that bn the deepest depth
+    // that fits is kept (fewer pipeline steps, same bytes).
+    if (streamed_depths > 0) {
+      const auto widest = largest_fitting_edge(
+          shape.n, true, [&](std::int64_t bn) { return fits(bm, bn, depths[0]); });
+      if (widest) {
+        std::size_t deepest = streamed_depths - 1;
+        while (deepest > 0 && !fits(bm, *widest, depths[deepest])) {
+          --deepest;
         }
-        if (bk == shape.k) {
-          best = better(traffic, best) ? std::optional(traffic) : best;
-        } else {
-          streamed = traffic;
-        }
-      }
-      if (streamed && better(*streamed, best)) {
-        best = streamed;
+        keep_better(gemm_traffic(shape, {bm, *widest, depths[deepest]}), best);
+        any_fit = true;
       }
     }
+    // bk = K below bn = N (W streamed; X resident iff bm = M): footprint grows with bn.
+    if (const auto widest = largest_fitting_edge(
+            shape.n, false, [&](std::int64_t bn) { return fits(bm, bn, shape.k); })) {
+      keep_better(gemm_traffic(shape, {bm, *widest, shape.k}), best);
+      any_fit = true;
+    }
+    // bk = K, bn = N: W resident and single-buffered, so it may fit where a smaller bn did not.
+    if (fits(bm, shape.n, shape.k)) {
+      keep_better(gemm_traffic(shape, {bm, shape.n, shape.k}), best);
+      any_fit = true;
+    }
+    if (bm == shape.m) {
+      break;
+    }
+    bm = next_row_edge(bm, shape.m, any_fit);
   }
   return best;
 }
 
 std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity) {
+  const auto panel_footprint = [&](std::int64_t bm, std::int64_t bn) {
+    return Bytes(static_cast<double>(bm) * static_cast<double>(shape.k) * shape.x_element_bytes +
+                 static_cast<double>(shape.k) * static_cast<double>(bn) * shape.w_element_bytes);
+  };
   std::optional<TiledTraffic> best;
-  for (std::int64_t bm : edge_candidates(shape.m)) {
-    for (std::int64_t bn : edge_candidates(shape.n)) {
-      TiledTraffic traffic = gemm_traffic(shape, {bm, bn, shape.k});
+  for (std::int64_t bm = 1;;) {
+    // The panels' footprint grows with bn and the traffic never does (W is resident at bn = N).
+    const auto widest = largest_fitting_edge(
+        shape.n, true, [&](std::int64_t bn) { return panel_footprint(bm, bn) <= capacity; });
+    if (widest) {
+      TiledTraffic traffic = gemm_traffic(shape, {bm, *widest, shape.k});
       traffic.accumulators = Bytes(0.0);
-      traffic.footprint =
-          Bytes(static_cast<double>(bm) * static_cast<double>(shape.k) * shape.x_element_bytes +
-                static_cast<double>(shape.k) * static_cast<double>(bn) * shape.w_element_bytes);
+      traffic.footprint = panel_footprint(bm, *widest);
       traffic.panels = true;
-      if (traffic.footprint <= capacity && better(traffic, best)) {
-        best = traffic;
-      }
+      keep_better(traffic, best);
     }
+    if (bm == shape.m) {
+      break;
+    }
+    bm = next_row_edge(bm, shape.m, widest.has_value());
   }
   return best;
 }
@@ -240,14 +308,28 @@ TiledTraffic flash_traffic(const FlashShape& shape, Tile tile) {
 }
 
 std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileBudget& budget) {
+  const std::int64_t kv_tokens = shape.kv_tokens();
+  const auto traffic_at = [&](std::int64_t bm, std::int64_t bn) {
+    return flash_traffic(shape, {bm, bn, shape.head_dim});
+  };
   std::optional<TiledTraffic> best;
-  for (std::int64_t bm : edge_candidates(shape.query_tokens)) {
-    for (std::int64_t bn : edge_candidates(shape.kv_tokens())) {
-      const TiledTraffic traffic = flash_traffic(shape, {bm, bn, shape.head_dim});
-      if (budget.fits(traffic) && better(traffic, best)) {
-        best = traffic;
-      }
+  for (std::int64_t bm = 1;;) {
+    // A K/V tile below the whole head: the same re-reads whatever its size, a footprint growing
+    // with it. The whole head's K and V: resident, single-buffered, read once.
+    const auto widest = largest_fitting_edge(
+        kv_tokens, false, [&](std::int64_t bn) { return budget.fits(traffic_at(bm, bn)); });
+    if (widest) {
+      keep_better(traffic_at(bm, *widest), best);
     }
+    const TiledTraffic resident = traffic_at(bm, kv_tokens);
+    const bool resident_fits = budget.fits(resident);
+    if (resident_fits) {
+      keep_better(resident, best);
+    }
+    if (bm == shape.query_tokens) {
+      break;
+    }
+    bm = next_row_edge(bm, shape.query_tokens, widest || resident_fits);
   }
   return best;
 }

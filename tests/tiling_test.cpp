@@ -8,6 +8,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <cmath>
+#include <optional>
+#include <random>
+#include <tuple>
+#include <vector>
+
 using rsim::DType;
 
 namespace {
@@ -264,4 +271,154 @@ TEST_CASE("an accumulator tier must be a memory tier inside the one it serves", 
   document.set_path("memory.smem.accumulators", "tmem", {"test", 1, 1});
   CHECK_THROWS_WITH(rsim::parse_hardware(document),
                     Catch::Contains("'tmem' is not a memory tier inside smem"));
+}
+
+namespace exhaustive {
+
+// The searches as first written: every (bm, bn) edge pair and every K-slice depth, each costed
+// and ranked. The library prunes these loops (largest fitting bn per bm); here they are the
+// reference it must equal, tile for tile.
+std::vector<std::int64_t> edges(std::int64_t extent) {
+  std::vector<std::int64_t> result;
+  for (std::int64_t edge = 1; edge < extent; edge *= 2) {
+    result.push_back(edge);
+  }
+  result.push_back(extent);
+  return result;
+}
+
+bool better(const rsim::TiledTraffic& candidate, const std::optional<rsim::TiledTraffic>& best) {
+  const auto key = [](const rsim::TiledTraffic& traffic) {
+    return std::make_tuple(traffic.bytes.si(), -traffic.tile.bm * traffic.tile.bn, -traffic.tile.bm,
+                           traffic.footprint.si(), -traffic.tile.bk);
+  };
+  return !best || key(candidate) < key(*best);
+}
+
+std::optional<rsim::TiledTraffic> gemm(const rsim::GemmShape& shape,
+                                       const rsim::TileBudget& budget) {
+  std::vector<std::int64_t> depths;
+  for (std::int64_t depth : {16, 32, 64, 128, 256}) {
+    if (depth < shape.k) {
+      depths.push_back(depth);
+    }
+  }
+  depths.push_back(shape.k);
+  std::optional<rsim::TiledTraffic> best;
+  for (std::int64_t bm : edges(shape.m)) {
+    for (std::int64_t bn : edges(shape.n)) {
+      std::optional<rsim::TiledTraffic> streamed;  // the deepest streamed depth that fits
+      for (std::int64_t bk : depths) {
+        const auto traffic = rsim::gemm_traffic(shape, {bm, bn, bk});
+        if (!budget.fits(traffic)) {
+          continue;
+        }
+        if (bk == shape.k) {
+          best = better(traffic, best) ? std::optional(traffic) : best;
+        } else {
+          streamed = traffic;
+        }
+      }
+      if (streamed && better(*streamed, best)) {
+        best = streamed;
+      }
+    }
+  }
+  return best;
+}
+
+std::optional<rsim::TiledTraffic> panels(const rsim::GemmShape& shape, rsim::Bytes capacity) {
+  std::optional<rsim::TiledTraffic> best;
+  for (std::int64_t bm : edges(shape.m)) {
+    for (std::int64_t bn : edges(shape.n)) {
+      auto traffic = rsim::gemm_traffic(shape, {bm, bn, shape.k});
+      traffic.accumulators = rsim::Bytes(0.0);
+      traffic.footprint = rsim::Bytes(
+          static_cast<double>(bm) * static_cast<double>(shape.k) * shape.x_element_bytes +
+          static_cast<double>(shape.k) * static_cast<double>(bn) * shape.w_element_bytes);
+      traffic.panels = true;
+      if (traffic.footprint <= capacity && better(traffic, best)) {
+        best = traffic;
+      }
+    }
+  }
+  return best;
+}
+
+std::optional<rsim::TiledTraffic> flash(const rsim::FlashShape& shape,
+                                        const rsim::TileBudget& budget) {
+  std::optional<rsim::TiledTraffic> best;
+  for (std::int64_t bm : edges(shape.query_tokens)) {
+    for (std::int64_t bn : edges(shape.kv_tokens())) {
+      const auto traffic = rsim::flash_traffic(shape, {bm, bn, shape.head_dim});
+      if (budget.fits(traffic) && better(traffic, best)) {
+        best = traffic;
+      }
+    }
+  }
+  return best;
+}
+
+void require_same(const std::optional<rsim::TiledTraffic>& pruned,
+                  const std::optional<rsim::TiledTraffic>& reference) {
+  REQUIRE(pruned.has_value() == reference.has_value());
+  if (pruned) {
+    REQUIRE(pruned->tile == reference->tile);
+    REQUIRE(pruned->bytes.si() == reference->bytes.si());
+    REQUIRE(pruned->footprint.si() == reference->footprint.si());
+    REQUIRE(pruned->x_resident == reference->x_resident);
+    REQUIRE(pruned->w_resident == reference->w_resident);
+  }
+}
+
+}  // namespace exhaustive
+
+TEST_CASE("the pruned tile searches pick the exhaustive search's tile", "[tiling]") {
+  // Shapes from 1 to ~10⁵ per edge (odd, power-of-two and just-off sizes), every dtype width,
+  // capacities from a few KiB (even 1×1 tiles may not fit) to 256 MiB, accumulators shared or
+  // in a tier of their own. Deterministic: a fixed seed.
+  std::mt19937_64 random(20261129);
+  const auto extent = [&] {
+    const std::int64_t base = std::int64_t{1} << std::uniform_int_distribution<int>(0, 16)(random);
+    return std::max<std::int64_t>(
+        1, base + std::uniform_int_distribution<std::int64_t>(-2, 2)(random) *
+                      (random() % 3 == 0 ? base / 4 + 1 : 1));
+  };
+  const std::array element_bytes{0.5, 1.0, 2.0, 4.0};
+  const auto dtype = [&] { return element_bytes[random() % element_bytes.size()]; };
+  for (int trial = 0; trial < 3000; ++trial) {
+    const rsim::GemmShape shape{static_cast<double>(1 + random() % 4),
+                                extent(),
+                                extent(),
+                                extent(),
+                                dtype(),
+                                dtype(),
+                                dtype(),
+                                4.0};
+    const double capacity = std::ldexp(1.0, std::uniform_int_distribution<int>(8, 28)(random));
+    rsim::TileBudget budget{rsim::Bytes(capacity), std::nullopt};
+    if (random() % 2 == 0) {
+      budget.accumulator_capacity =
+          rsim::Bytes(capacity * std::ldexp(1.0, (int)(random() % 5) - 2));
+    }
+    exhaustive::require_same(rsim::best_gemm_tile(shape, budget), exhaustive::gemm(shape, budget));
+    exhaustive::require_same(rsim::best_panel_tile(shape, budget.capacity),
+                             exhaustive::panels(shape, budget.capacity));
+    rsim::FlashShape flash;
+    flash.instances = static_cast<double>(1 + random() % 64);
+    flash.group = std::int64_t{1} << (random() % 4);
+    flash.query_tokens = extent();
+    flash.cached_tokens = random() % 2 == 0 ? 0 : extent();
+    flash.head_dim = std::int64_t{32} << (random() % 3);
+    flash.causal = random() % 2 == 0;
+    flash.q_element_bytes = dtype();
+    flash.kv_element_bytes = dtype();
+    flash.query_output_bytes =
+        rsim::Bytes(2.0 * flash.instances * flash.q_element_bytes *
+                    static_cast<double>(flash.query_tokens * flash.head_dim));
+    flash.key_value_bytes = rsim::Bytes(2.0 * flash.instances * flash.kv_element_bytes *
+                                        static_cast<double>(flash.kv_tokens() * flash.head_dim));
+    exhaustive::require_same(rsim::best_flash_tile(flash, budget),
+                             exhaustive::flash(flash, budget));
+  }
 }
