@@ -65,14 +65,18 @@ struct TrainingPlan {
   std::int64_t tensor = 1;    ///< t: Megatron tensor parallelism over 'model'
   std::int64_t pipeline = 1;  ///< p: stages of L/p layers over 'stage'
   std::int64_t data = 1;      ///< d: data-parallel replicas over 'data'
-  bool zero3 = false;  ///< weights, gradients and optimizer state sharded over 'data' (ZeRO-3)
+  /// ZeRO over 'data' (Rajbhandari et al. 2020): 0 replicated; 1 the optimizer state split d
+  /// ways; 2 the gradients too; 3 the weights too (the zero3_3d presets).
+  std::int64_t zero_stage = 0;
   bool sequence_parallel = false;  ///< Megatron sequence parallelism on 'model' (t > 1)
   std::int64_t microbatches = 1;   ///< m per step
   Recompute recompute = Recompute::none;
   std::int64_t interleave = 1;  ///< v: layer chunks per pipeline stage (p > 1)
   /// megatron_3d, megatron_3d_sp, zero3_3d or zero3_3d_sp.
   [[nodiscard]] std::string_view preset() const;
-  /// "t8 p16 d8 megatron_3d m192 full v2".
+  /// The preset, with "+zero1" or "+zero2" for plan.zero_stage 1 or 2.
+  [[nodiscard]] std::string sharding() const;
+  /// "t8 p16 d8 megatron_3d+zero1 m192 full v2".
   [[nodiscard]] std::string label() const;
 };
 
@@ -132,22 +136,23 @@ struct TrainingSearchOptions {
 ///   placed in the order model, data, stage: an axis goes on the innermost network tier while it
 ///   divides what is left of its domain (NVLink node, ICI slice), the tensor axis beyond it spans
 ///   the innermost tier and the next ("nvlink+ib"), any other axis goes on the next tier;
-/// - weights replicated over data (megatron_3d) or ZeRO-3 (zero3_3d, d > 1); sequence
-///   parallelism off or on (t > 1);
+/// - ZeRO stage 0 (replicated over data, megatron_3d), 1 or 2 (megatron_3d + plan.zero_stage)
+///   or 3 (zero3_3d), the last three for d > 1; sequence parallelism off or on (t > 1);
 /// - m ∈ divisors of the global batch B (b = B/(m·d) sequences per microbatch must be whole);
 /// - recompute none, selective, full;
 /// - v ∈ divisors of L/p for p > 1 (1 otherwise); v > 1 needs m % p = 0 (Megatron-LM's
 ///   interleaved schedule, Narayanan et al. 2021 §2.2.2).
 /// Rejected with their reason: the mesh does not fit the tiers; p does not divide the layers;
-/// weights, gradients and optimizer state alone exceed the memory (P/(t·p·d_ZeRO) parameters,
-/// before costing); b is not whole; the plan does not divide the model (then at every m, so the
-/// other m are not costed); the costed footprint does not fit (a larger microbatch of the same
-/// plan then does not fit either: the saved activations grow with b·min(m, p) = min(B/d, b·p),
-/// so those are rejected uncosted); v > 1 with m % p ≠ 0. One analyze() per (t, p, d, weights,
-/// sp, m, recompute) at v = 1; the other v follow exactly (the stage-boundary sends × v, the
-/// bubble (p − 1)/(v·m) × the pipelined work). `prune` off costs what the shortcuts skip.
-/// Ranked by the step's lower bound; ties by upper bound, then plan order (t, p, ZeRO-3, sp, m,
-/// recompute, v ascending). Parallel with TBB; the ranking does not depend on the thread count.
+/// weights, gradients and optimizer state alone exceed the memory (P/(t·p) parameters × their
+/// bytes, the ZeRO-split parts / d, before costing); b is not whole; the plan does not divide the
+/// model (then at every m, so the other m are not costed); the costed footprint does not fit (a
+/// larger microbatch of the same plan then does not fit either: the saved activations grow with
+/// b·min(m, p) = min(B/d, b·p), so those are rejected uncosted); v > 1 with m % p ≠ 0. One
+/// analyze() per (t, p, d, weights, sp, m, recompute) at v = 1; the other v follow exactly (the
+/// stage-boundary sends × v, the bubble (p − 1)/(v·m) × the pipelined work). `prune` off costs what
+/// the shortcuts skip. Ranked by the step's lower bound; ties by upper bound, then plan order (t,
+/// p, ZeRO stage, sp, m, recompute, v ascending). Parallel with TBB; the ranking does not depend on
+/// the thread count.
 TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,
                                            std::int64_t devices,
                                            const TrainingSearchOptions& options = {});

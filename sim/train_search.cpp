@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `rsim search` for a training scenario: tensor × pipeline × data plans, ZeRO-3 or not, sequence
+// `rsim search` for a training scenario: tensor × pipeline × data plans, ZeRO stage 0–3, sequence
 // parallelism, microbatches, recomputation and pipeline interleaving, costed and ranked by step
 // time.
 #include "sim/config.hpp"
@@ -104,7 +104,10 @@ struct SearchContext {
   std::int64_t layers = 1;
   std::int64_t vocab = 0;
   double parameters = 0.0;
-  double static_bytes_per_parameter = 0.0;  // weights + gradients + optimizer state
+  // Bytes per parameter of the weights, their gradients and the optimizer state.
+  double weight_bytes = 0.0;
+  double gradient_bytes = 0.0;
+  double optimizer_bytes = 0.0;
   Bytes capacity;
   double model_flops = 0.0;
   double peak = 0.0;  // FLOP/s of the matmuls' compute path
@@ -136,8 +139,11 @@ class TrainingSearcher {
     const bool vocab_replicated = context_.vocab > 0 && context_.vocab % shape.tensor != 0;
     try {
       const ConfigNode node =
-          parse_config(fmt::format("{{preset: {}, mesh: {{{}}}{}}}", shape.preset(), mesh.parse,
-                                   vocab_replicated ? ", rules: {vocab: null}" : ""),
+          parse_config(fmt::format("{{preset: {}, mesh: {{{}}}{}{}}}", shape.preset(), mesh.parse,
+                                   vocab_replicated ? ", rules: {vocab: null}" : "",
+                                   shape.zero_stage == 1 || shape.zero_stage == 2
+                                       ? fmt::format(", zero_stage: {}", shape.zero_stage)
+                                       : std::string()),
                        "search");
       plan = parse_plan(node, context_.scenario.hardware);
     } catch (const InputError& error) {
@@ -149,17 +155,23 @@ class TrainingSearcher {
                                             context_.layers, shape.pipeline));
       return result;
     }
-    // Each device stores at least 1/(t·p·d_ZeRO) of every weight, with its gradient and optimizer
-    // state: what that alone needs is known before costing.
-    const double shards = static_cast<double>(shape.tensor * shape.pipeline) *
-                          static_cast<double>(shape.zero3 ? shape.data : 1);
-    const Bytes floor(context_.parameters / shards * context_.static_bytes_per_parameter);
+    // Each device stores at least 1/(t·p) of every weight, with its gradient and optimizer
+    // state, and ZeRO splits the optimizer state (stage ≥ 1), the gradients (≥ 2) and the
+    // weights (3) d ways more: what that alone needs is known before costing.
+    const double shards = static_cast<double>(shape.tensor * shape.pipeline);
+    const auto zero_share = [&](std::int64_t stage) {
+      return shape.zero_stage >= stage ? 1.0 / static_cast<double>(shape.data) : 1.0;
+    };
+    const double bytes_per_parameter = context_.weight_bytes * zero_share(3) +
+                                       context_.gradient_bytes * zero_share(2) +
+                                       context_.optimizer_bytes * zero_share(1);
+    const Bytes floor(context_.parameters / shards * bytes_per_parameter);
     if (context_.prune && floor > context_.capacity) {
       reject_all(kMemoryReason,
                  fmt::format("weights, gradients and optimizer state alone need at least {} per "
-                             "device ({:.4g} parameters / {} × {} B), has {}",
-                             bytes_text(floor), context_.parameters, shards,
-                             context_.static_bytes_per_parameter, bytes_text(context_.capacity)));
+                             "device ({:.4g} parameters / {} × {:.4g} B), has {}",
+                             bytes_text(floor), context_.parameters, shards, bytes_per_parameter,
+                             bytes_text(context_.capacity)));
       return result;
     }
     // Largest m first: the microbatch b grows along the loop, and with it the footprint.
@@ -328,21 +340,26 @@ std::pair<double, double> model_flops(const Scenario& scenario, const Roofs& roo
 }
 
 auto plan_key(const TrainingPlan& plan) {
-  return std::make_tuple(plan.tensor, plan.pipeline, plan.zero3, plan.sequence_parallel,
+  return std::make_tuple(plan.tensor, plan.pipeline, plan.zero_stage, plan.sequence_parallel,
                          plan.microbatches, static_cast<int>(plan.recompute), plan.interleave);
 }
 
 }  // namespace
 
 std::string_view TrainingPlan::preset() const {
-  if (zero3) {
+  if (zero_stage == 3) {
     return sequence_parallel ? "zero3_3d_sp" : "zero3_3d";
   }
   return sequence_parallel ? "megatron_3d_sp" : "megatron_3d";
 }
 
+std::string TrainingPlan::sharding() const {
+  return zero_stage == 1 || zero_stage == 2 ? fmt::format("{}+zero{}", preset(), zero_stage)
+                                            : std::string(preset());
+}
+
 std::string TrainingPlan::label() const {
-  return fmt::format("t{} p{} d{} {} m{} {}{}", tensor, pipeline, data, preset(), microbatches,
+  return fmt::format("t{} p{} d{} {} m{} {}{}", tensor, pipeline, data, sharding(), microbatches,
                      to_string(recompute), pipeline > 1 ? fmt::format(" v{}", interleave) : "");
 }
 
@@ -359,15 +376,15 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
     throw InputError(fmt::format("{} has no network tier to spread a plan over", roofs.hardware));
   }
   const StageSpec& stage = scenario.model.stages.front();
-  SearchContext context{scenario, roofs, devices, 1, 0, 0.0, 0.0, Bytes(0.0), 0.0, 0.0, true};
+  SearchContext context{scenario, roofs, devices,    1,   0,   0.0, 0.0,
+                        0.0,      0.0,   Bytes(0.0), 0.0, 0.0, true};
   context.layers = stage.component.num_layers;
   context.vocab = stage.component.vocab_size;
   context.parameters = static_cast<double>(count_parameters(scenario.model).total());
-  context.static_bytes_per_parameter =
-      bytes_per_element(scenario.precision.weights) +
-      bytes_per_element(gradient_dtype(scenario.precision)) +
-      optimizer_state_bytes_per_parameter(scenario.workload.training.optimizer,
-                                          scenario.precision.weights);
+  context.weight_bytes = bytes_per_element(scenario.precision.weights);
+  context.gradient_bytes = bytes_per_element(gradient_dtype(scenario.precision));
+  context.optimizer_bytes = optimizer_state_bytes_per_parameter(
+      scenario.workload.training.optimizer, scenario.precision.weights);
   const MemoryTier& main_memory = roofs.main_memory();
   context.capacity =
       main_memory.capacity * static_cast<double>(main_memory.count) - scenario.host_share;
@@ -388,9 +405,9 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
     for (const std::int64_t pipeline : divisors(devices / tensor)) {
       const std::int64_t data = devices / (tensor * pipeline);
       const auto chunks = static_cast<std::int64_t>(interleaves(context.layers, pipeline).size());
-      for (const bool zero3 : {false, true}) {
+      for (const std::int64_t zero_stage : {0, 1, 2, 3}) {
         for (const bool sequence_parallel : {false, true}) {
-          if ((zero3 && data == 1) || (sequence_parallel && tensor == 1)) {
+          if ((zero_stage > 0 && data == 1) || (sequence_parallel && tensor == 1)) {
             continue;
           }
           for (const Recompute recompute : kRecomputeLevels) {
@@ -398,7 +415,7 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
             shape.tensor = tensor;
             shape.pipeline = pipeline;
             shape.data = data;
-            shape.zero3 = zero3;
+            shape.zero_stage = zero_stage;
             shape.sequence_parallel = sequence_parallel;
             shape.recompute = recompute;
             tasks.push_back(shape);

@@ -63,7 +63,7 @@ std::string plan_change(const TrainingPlan& from, const TrainingPlan& to) {
   note("t", from.tensor, to.tensor);
   note("p", from.pipeline, to.pipeline);
   note("d", from.data, to.data);
-  note("preset", from.preset(), to.preset());
+  note("preset", from.sharding(), to.sharding());
   note("m", from.microbatches, to.microbatches);
   note("recompute", to_string(from.recompute), to_string(to.recompute));
   note("v", from.interleave, to.interleave);
@@ -204,7 +204,7 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
                        example->detail);
   }
   out << "Ranked by step time (lower bound, bubble included); ties: upper bound, then t, p, "
-         "ZeRO-3, sp, m, recompute, v ascending.\n\n";
+         "ZeRO stage, sp, m, recompute, v ascending.\n\n";
   TextTable table({{"#"},
                    {"t×p×d"},
                    {"preset", Align::left},
@@ -231,7 +231,7 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
     table.add_row(
         {fmt::format("{}", index + 1),
          fmt::format("{}×{}×{}", plan.tensor, plan.pipeline, plan.data),
-         std::string(plan.preset()) + (candidate.vocab_replicated ? "*" : ""),
+         plan.sharding() + (candidate.vocab_replicated ? "*" : ""),
          fmt::format("{}", plan.microbatches), fmt::format("{}", candidate.microbatch),
          std::string(to_string(plan.recompute)), fmt::format("{}", plan.interleave),
          seconds(candidate.step_lower), seconds(candidate.step_upper), seconds(candidate.t_math),
@@ -267,6 +267,7 @@ nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& resul
                           {"pipeline", plan.pipeline},
                           {"data", plan.data},
                           {"preset", plan.preset()},
+                          {"zero_stage", plan.zero_stage},
                           {"mesh", candidate.mesh},
                           {"microbatches", plan.microbatches},
                           {"microbatch_sequences", candidate.microbatch},
