@@ -133,7 +133,7 @@ std::optional<double> critical_width(const OpGraph& graph, const CostTable& tabl
 
 }  // namespace
 
-RunResult analyze(Scenario scenario, Roofs roofs) {
+RunResult analyze(Scenario scenario, Roofs roofs, TileCache* cache) {
   OpGraph graph = build_graph(scenario);
   std::vector<std::string> notes;
   double weight_fraction = 1.0;
@@ -143,7 +143,7 @@ RunResult analyze(Scenario scenario, Roofs roofs) {
     notes = std::move(sharded.notes);
     weight_fraction = sharded.weight_fraction;
   }
-  CostTable table = cost_graph(graph, roofs, scenario.tiles);
+  CostTable table = cost_graph(graph, roofs, scenario.tiles, cache);
   std::vector<std::optional<CriticalBatch>> critical;
   critical.reserve(table.order.size());
   for (OpGraph::Vertex vertex : table.order) {

@@ -70,8 +70,9 @@ struct RunResult {
 };
 
 /// Runs the pipeline: graph → cost → thresholds → bounds. The roofs must come from the
-/// scenario's hardware (resolve_roofs); a compute path they lack is an InputError.
-RunResult analyze(Scenario scenario, Roofs roofs);
+/// scenario's hardware (resolve_roofs); a compute path they lack is an InputError. `cache`
+/// (optional, one per thread) keeps tile-search candidates across runs (sweeps, searches).
+RunResult analyze(Scenario scenario, Roofs roofs, TileCache* cache = nullptr);
 
 /// The roofs a scenario runs against: its hardware in `mode` (empty: the scenario's mode), with
 /// the scenario's (variant's) overrides, then `extra` (the command line's) on top.

@@ -99,7 +99,7 @@ bool holds_panels(const MemoryTier& inner, const Roofs& roofs) {
 // The traffic a tier serves when `inner` holds the tile: the user's tile for matmuls where one is
 // fixed for `inner`, else the best that fits; nullopt for ops the tiling model does not cover.
 std::optional<TiledTraffic> tiled_traffic(const Op& op, const MemoryTier& inner, const Roofs& roofs,
-                                          const TileChoices& tiles) {
+                                          const TileChoices& tiles, TileCache* cache) {
   const TileBudget budget = tile_budget(inner, roofs);
   if (op.kind == OpKind::attention) {
     return best_flash_tile(flash_shape(op), budget);
@@ -110,7 +110,7 @@ std::optional<TiledTraffic> tiled_traffic(const Op& op, const MemoryTier& inner,
   const GemmShape shape = gemm_shape(op);
   const Tile* fixed = tiles.find(inner.name);
   std::optional<TiledTraffic> traffic =
-      fixed != nullptr ? gemm_traffic(shape, *fixed) : best_gemm_tile(shape, budget);
+      fixed != nullptr ? gemm_traffic(shape, *fixed) : best_gemm_tile(shape, budget, cache);
   if (fixed != nullptr && !budget.fits(*traffic)) {
     throw InputError(fmt::format(
         "{}: tile {} (bm×bn×bk) for {} needs {} of X and W slices (double-buffered) and {} of "
@@ -125,7 +125,7 @@ std::optional<TiledTraffic> tiled_traffic(const Op& op, const MemoryTier& inner,
             : std::string(" (accumulators included)")));
   }
   if (fixed == nullptr && holds_panels(inner, roofs)) {
-    const auto panels = best_panel_tile(shape, inner.capacity);
+    const auto panels = best_panel_tile(shape, inner.capacity, cache);
     if (panels && (!traffic || panels->bytes < traffic->bytes)) {
       traffic = panels;
     }
@@ -215,7 +215,8 @@ Bytes op_bytes(const Op& op) {
   return tensor_bytes(op.inputs) + tensor_bytes(op.outputs);
 }
 
-std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileChoices& tiles) {
+std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileChoices& tiles,
+                                 TileCache* cache) {
   const Bytes ideal = op_bytes(op);
   const bool tiled = ideal.si() > 0.0;
   const std::size_t tier_count = roofs.memory.size();
@@ -227,7 +228,7 @@ std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileCho
   }
   for (std::size_t index = 0; tiled && index + 1 < tier_count; ++index) {
     const MemoryTier& inner = roofs.memory[index + 1];
-    if (const auto traffic = tiled_traffic(op, inner, roofs, tiles)) {
+    if (const auto traffic = tiled_traffic(op, inner, roofs, tiles, cache)) {
       TierCost& cost = costs[index];
       cost.bytes = traffic->bytes;
       cost.tile = traffic->tile;
@@ -254,14 +255,14 @@ const ComputePath& compute_path_of(const Op& op, const Roofs& roofs) {
   return *path;
 }
 
-OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles) {
+OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles, TileCache* cache) {
   const ComputePath* path = &compute_path_of(op, roofs);
   const MemoryTier& memory = roofs.main_memory();
   RSIM_CHECK(memory.bandwidth.has_value(), "main memory without bandwidth passed validation");
   OpCost cost;
   cost.flops = op_flops(op);
   cost.ideal_bytes = op_bytes(op);
-  cost.tiers = tier_costs(op, roofs, tiles);
+  cost.tiers = tier_costs(op, roofs, tiles, cache);
   cost.bytes = cost.tiers.front().bytes;
   cost.t_math = cost.flops / path->peak;
   cost.t_mem = cost.tiers.front().time;
@@ -290,7 +291,8 @@ OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles) {
   return cost;
 }
 
-CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices& tiles) {
+CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices& tiles,
+                     TileCache* cache) {
   CostTable table;
   table.order = graph.topological_order();
   const auto rows = static_cast<Eigen::Index>(table.order.size());
@@ -299,7 +301,7 @@ CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices
   table.counts.resize(rows);
   for (Eigen::Index row = 0; row < rows; ++row) {
     const Op& op = graph.op(table.order[static_cast<std::size_t>(row)]);
-    const OpCost cost = cost_op(op, roofs, tiles);
+    const OpCost cost = cost_op(op, roofs, tiles, cache);
     table.times(row, CostTable::kMathColumn) = cost.t_math.si();
     table.times(row, CostTable::kMemoryColumn) = cost.t_mem.si();
     table.times(row, CostTable::kNetworkColumn) = cost.t_net.si();

@@ -65,14 +65,17 @@ Bytes op_bytes(const Op& op);
 /// The bytes each memory tier serves to the next inner one: for matmuls and fused attention the
 /// traffic of the best tile that fits the inner tier (or the user's tile), for every other op
 /// (and for the innermost tier) the ideal bytes, since each byte passes every level once.
-/// InputError when a user's tile does not fit its tier.
-std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileChoices& tiles = {});
+/// InputError when a user's tile does not fit its tier. `cache` (optional, one per thread) keeps
+/// the tile searches' candidates between calls: the same result, found faster.
+std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileChoices& tiles = {},
+                                 TileCache* cache = nullptr);
 
 /// The compute path an op runs on. InputError naming the paths there are if it does not exist.
 const ComputePath& compute_path_of(const Op& op, const Roofs& roofs);
 
 /// Costs one op against the roofs. InputError if its compute path does not exist.
-OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles = {});
+OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles = {},
+               TileCache* cache = nullptr);
 
 /// Every op of a graph costed against the roofs, in topological order. `times` holds one row per
 /// op and one column per roof (kMathColumn, kMemoryColumn, kNetworkColumn, then one per on-chip
@@ -90,7 +93,8 @@ struct CostTable {
 };
 
 /// Costs every op of the graph.
-CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices& tiles = {});
+CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices& tiles = {},
+                     TileCache* cache = nullptr);
 
 /// The time one op instance holds the device (not the network): max over compute and tiers.
 double device_time(const CostTable& table, Eigen::Index row);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -103,7 +104,9 @@ class Evaluator {
     }
   }
 
-  [[nodiscard]] SweepPoint evaluate(const std::vector<std::string>& values) const {
+  /// `cache`: the calling thread's tile-search memo.
+  [[nodiscard]] SweepPoint evaluate(const std::vector<std::string>& values,
+                                    TileCache& cache) const {
     SweepPoint point;
     point.values = values;
     point.evaluated = true;
@@ -115,12 +118,12 @@ class Evaluator {
         }
         Scenario scenario = *base->scenario;
         scenario.workload.batch = *parse_integer(values[*batch_axis_]);
-        fill(point, analyze(std::move(scenario), *base->roofs));
+        fill(point, analyze(std::move(scenario), *base->roofs, &cache));
         return point;
       }
       Scenario scenario = load_scenario(path_, point_overrides(overrides_, axes_, values));
       Roofs roofs = scenario_roofs(scenario, mode_, roofs_);
-      fill(point, analyze(std::move(scenario), std::move(roofs)));
+      fill(point, analyze(std::move(scenario), std::move(roofs), &cache));
     } catch (const InputError& error) {
       point.error = error.what();
     }
@@ -264,7 +267,7 @@ class CrossoverFinder {
   SweepPoint at(std::vector<std::string> values, std::int64_t x, int& evaluations) const {
     values[*x_axis_] = std::to_string(x);
     ++evaluations;
-    return evaluator_.evaluate(values);
+    return evaluator_.evaluate(values, cache_);
   }
 
   // The first value from `from` towards `limit` (inclusive; `step` is +1 or −1) at which every
@@ -397,6 +400,7 @@ class CrossoverFinder {
 
   const Evaluator& evaluator_;
   const SweepResult& result_;
+  mutable TileCache cache_;
   std::optional<std::size_t> x_axis_;
   std::optional<std::size_t> series_axis_;
 };
@@ -451,13 +455,15 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
                                             : tbb::task_arena::automatic);
   result.threads = arena.max_concurrency();
   std::atomic<std::size_t> done{0};
+  tbb::enumerable_thread_specific<TileCache> caches;
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, total), [&](const auto& range) {
+      TileCache& cache = caches.local();
       for (std::size_t index = range.begin(); index != range.end(); ++index) {
         if (options.cancel != nullptr && options.cancel->load()) {
           return;
         }
-        result.points[index] = evaluator.evaluate(grid_values(axes, index));
+        result.points[index] = evaluator.evaluate(grid_values(axes, index), cache);
         const std::size_t finished = ++done;
         if (options.progress) {
           options.progress(finished, total);

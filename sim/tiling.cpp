@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <tuple>
 
 namespace rsim {
@@ -189,92 +190,162 @@ std::optional<std::int64_t> largest_fitting_edge(std::int64_t extent, bool inclu
   return low >= 0 ? std::optional(edge_at(low)) : std::nullopt;
 }
 
-// The next row tile: doubling, or straight to the whole extent once no family fit at `bm` (every
-// footprint grows with bm until bm = M, where an operand may become resident and shrink).
-std::int64_t next_row_edge(std::int64_t bm, std::int64_t extent, bool any_fit) {
-  return any_fit ? std::min(bm * 2, extent) : extent;
+// Streamed K-slice depths below K, shallowest first.
+struct SliceDepths {
+  std::array<std::int64_t, kSliceDepths.size()> depths{};
+  std::size_t count = 0;
+  explicit SliceDepths(std::int64_t k) {
+    for (std::int64_t depth : kSliceDepths) {
+      if (depth < k) {
+        depths[count++] = depth;
+      }
+    }
+  }
+};
+
+// best_gemm_tile's candidates with row edge bm.
+TileRow gemm_row(const GemmShape& shape, const TileBudget& budget, std::int64_t bm) {
+  const SliceDepths streamed(shape.k);
+  const auto fits = [&](std::int64_t bn, std::int64_t bk) {
+    return budget.fits(gemm_tile_footprint(shape, {bm, bn, bk}));
+  };
+  TileRow row;
+  // Streamed (bk < K): X and W double-buffered, so the footprint grows with bn at any depth
+  // and a bn fits at some depth iff it fits at the shallowest. Of that bn the deepest depth
+  // that fits is kept (fewer pipeline steps, same bytes).
+  if (streamed.count > 0) {
+    if (const auto widest = largest_fitting_edge(
+            shape.n, true, [&](std::int64_t bn) { return fits(bn, streamed.depths[0]); })) {
+      std::size_t deepest = streamed.count - 1;
+      while (deepest > 0 && !fits(*widest, streamed.depths[deepest])) {
+        --deepest;
+      }
+      row.add({bm, *widest, streamed.depths[deepest]});
+    }
+  }
+  // bk = K below bn = N (W streamed; X resident iff bm = M): footprint grows with bn.
+  if (const auto widest = largest_fitting_edge(
+          shape.n, false, [&](std::int64_t bn) { return fits(bn, shape.k); })) {
+    row.add({bm, *widest, shape.k});
+  }
+  // bk = K, bn = N: W resident and single-buffered, so it may fit where a smaller bn did not.
+  if (fits(shape.n, shape.k)) {
+    row.add({bm, shape.n, shape.k});
+  }
+  return row;
 }
 
-void keep_better(const TiledTraffic& candidate, std::optional<TiledTraffic>& best) {
-  if (better(candidate, best)) {
-    best = candidate;
+Bytes panel_footprint(const GemmShape& shape, std::int64_t bm, std::int64_t bn) {
+  return Bytes(static_cast<double>(bm) * static_cast<double>(shape.k) * shape.x_element_bytes +
+               static_cast<double>(shape.k) * static_cast<double>(bn) * shape.w_element_bytes);
+}
+
+// best_panel_tile's candidate with row edge bm: the panels' footprint grows with bn and the
+// traffic never does (W is resident at bn = N).
+TileRow panel_row(const GemmShape& shape, Bytes capacity, std::int64_t bm) {
+  TileRow row;
+  if (const auto widest = largest_fitting_edge(shape.n, true, [&](std::int64_t bn) {
+        return panel_footprint(shape, bm, bn) <= capacity;
+      })) {
+    row.add({bm, *widest, shape.k});
   }
+  return row;
+}
+
+TiledTraffic panel_traffic(const GemmShape& shape, const Tile& tile) {
+  TiledTraffic traffic = gemm_traffic(shape, tile);
+  traffic.accumulators = Bytes(0.0);
+  traffic.footprint = panel_footprint(shape, tile.bm, tile.bn);
+  traffic.panels = true;
+  return traffic;
+}
+
+// Walks the row edges 1, 2, 4, … below M, then M (straight to M once a row has no candidate:
+// every footprint grows with bm until bm = M, where an operand may become resident), ranking
+// every candidate's traffic. `row_at(bm)` gives a row's candidates.
+template <typename RowAt, typename Traffic>
+std::optional<TiledTraffic> search_rows(std::int64_t m, const RowAt& row_at,
+                                        const Traffic& traffic_of) {
+  std::optional<TiledTraffic> best;
+  for (std::int64_t bm = 1;;) {
+    const TileRow row = row_at(bm);
+    for (int index = 0; index < row.count; ++index) {
+      const TiledTraffic traffic = traffic_of(row.tiles[static_cast<std::size_t>(index)]);
+      if (better(traffic, best)) {
+        best = traffic;
+      }
+    }
+    if (bm == m) {
+      break;
+    }
+    bm = row.count > 0 ? std::min(bm * 2, m) : m;
+  }
+  return best;
+}
+
+// A row from the cache when bm < M (it does not depend on M there), else computed.
+template <typename Compute>
+TileRow cached_row(std::vector<TileRow>* rows, std::int64_t m, std::int64_t bm,
+                   const Compute& compute) {
+  if (rows == nullptr || bm >= m) {
+    return compute(bm);
+  }
+  const auto index = static_cast<std::size_t>(std::countr_zero(static_cast<std::uint64_t>(bm)));
+  while (rows->size() <= index) {
+    rows->push_back(compute(std::int64_t{1} << rows->size()));
+  }
+  return (*rows)[index];
 }
 
 }  // namespace
 
-std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget) {
-  // Streamed K-slice depths below K, shallowest first.
-  std::array<std::int64_t, kSliceDepths.size()> depths{};
-  std::size_t streamed_depths = 0;
-  for (std::int64_t depth : kSliceDepths) {
-    if (depth < shape.k) {
-      depths[streamed_depths++] = depth;
-    }
-  }
-  const auto fits = [&](std::int64_t bm, std::int64_t bn, std::int64_t bk) {
-    return budget.fits(gemm_tile_footprint(shape, {bm, bn, bk}));
+void TileRow::add(const Tile& tile) { tiles[static_cast<std::size_t>(count++)] = tile; }
+
+std::size_t TileCache::KeyHash::operator()(const Key& key) const {
+  std::size_t hash = 0;
+  const auto mix = [&](double value) {
+    hash ^= std::hash<double>{}(value) + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
   };
-  std::optional<TiledTraffic> best;
-  for (std::int64_t bm = 1;;) {
-    bool any_fit = false;
-    // Streamed (bk < K): X and W double-buffered, so the footprint grows with bn at any depth
-    // and a bn fits at some depth iff it fits at the shallowest. Of that bn the deepest depth
-    // that fits is kept (fewer pipeline steps, same bytes).
-    if (streamed_depths > 0) {
-      const auto widest = largest_fitting_edge(
-          shape.n, true, [&](std::int64_t bn) { return fits(bm, bn, depths[0]); });
-      if (widest) {
-        std::size_t deepest = streamed_depths - 1;
-        while (deepest > 0 && !fits(bm, *widest, depths[deepest])) {
-          --deepest;
-        }
-        keep_better(gemm_traffic(shape, {bm, *widest, depths[deepest]}), best);
-        any_fit = true;
-      }
-    }
-    // bk = K below bn = N (W streamed; X resident iff bm = M): footprint grows with bn.
-    if (const auto widest = largest_fitting_edge(
-            shape.n, false, [&](std::int64_t bn) { return fits(bm, bn, shape.k); })) {
-      keep_better(gemm_traffic(shape, {bm, *widest, shape.k}), best);
-      any_fit = true;
-    }
-    // bk = K, bn = N: W resident and single-buffered, so it may fit where a smaller bn did not.
-    if (fits(bm, shape.n, shape.k)) {
-      keep_better(gemm_traffic(shape, {bm, shape.n, shape.k}), best);
-      any_fit = true;
-    }
-    if (bm == shape.m) {
-      break;
-    }
-    bm = next_row_edge(bm, shape.m, any_fit);
+  for (const double value : key) {
+    mix(value);
   }
-  return best;
+  return hash;
 }
 
-std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity) {
-  const auto panel_footprint = [&](std::int64_t bm, std::int64_t bn) {
-    return Bytes(static_cast<double>(bm) * static_cast<double>(shape.k) * shape.x_element_bytes +
-                 static_cast<double>(shape.k) * static_cast<double>(bn) * shape.w_element_bytes);
-  };
-  std::optional<TiledTraffic> best;
-  for (std::int64_t bm = 1;;) {
-    // The panels' footprint grows with bn and the traffic never does (W is resident at bn = N).
-    const auto widest = largest_fitting_edge(
-        shape.n, true, [&](std::int64_t bn) { return panel_footprint(bm, bn) <= capacity; });
-    if (widest) {
-      TiledTraffic traffic = gemm_traffic(shape, {bm, *widest, shape.k});
-      traffic.accumulators = Bytes(0.0);
-      traffic.footprint = panel_footprint(bm, *widest);
-      traffic.panels = true;
-      keep_better(traffic, best);
-    }
-    if (bm == shape.m) {
-      break;
-    }
-    bm = next_row_edge(bm, shape.m, widest.has_value());
-  }
-  return best;
+std::vector<TileRow>* TileCache::rows(const Key& key) { return &rows_[key]; }
+
+std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
+                                           TileCache* cache) {
+  std::vector<TileRow>* rows =
+      cache == nullptr
+          ? nullptr
+          : cache->rows({0.0, static_cast<double>(shape.n), static_cast<double>(shape.k),
+                         shape.x_element_bytes, shape.w_element_bytes, shape.accumulator_bytes,
+                         budget.capacity.si(),
+                         budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0});
+  return search_rows(
+      shape.m,
+      [&](std::int64_t bm) {
+        return cached_row(rows, shape.m, bm,
+                          [&](std::int64_t edge) { return gemm_row(shape, budget, edge); });
+      },
+      [&](const Tile& tile) { return gemm_traffic(shape, tile); });
+}
+
+std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity,
+                                            TileCache* cache) {
+  std::vector<TileRow>* rows =
+      cache == nullptr
+          ? nullptr
+          : cache->rows({1.0, static_cast<double>(shape.n), static_cast<double>(shape.k),
+                         shape.x_element_bytes, shape.w_element_bytes, 0.0, capacity.si(), -1.0});
+  return search_rows(
+      shape.m,
+      [&](std::int64_t bm) {
+        return cached_row(rows, shape.m, bm,
+                          [&](std::int64_t edge) { return panel_row(shape, capacity, edge); });
+      },
+      [&](const Tile& tile) { return panel_traffic(shape, tile); });
 }
 
 TiledTraffic flash_traffic(const FlashShape& shape, Tile tile) {
@@ -309,29 +380,25 @@ TiledTraffic flash_traffic(const FlashShape& shape, Tile tile) {
 
 std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileBudget& budget) {
   const std::int64_t kv_tokens = shape.kv_tokens();
-  const auto traffic_at = [&](std::int64_t bm, std::int64_t bn) {
-    return flash_traffic(shape, {bm, bn, shape.head_dim});
+  const auto traffic_of = [&](const Tile& tile) { return flash_traffic(shape, tile); };
+  const auto fits = [&](std::int64_t bm, std::int64_t bn) {
+    return budget.fits(traffic_of({bm, bn, shape.head_dim}));
   };
-  std::optional<TiledTraffic> best;
-  for (std::int64_t bm = 1;;) {
-    // A K/V tile below the whole head: the same re-reads whatever its size, a footprint growing
-    // with it. The whole head's K and V: resident, single-buffered, read once.
-    const auto widest = largest_fitting_edge(
-        kv_tokens, false, [&](std::int64_t bn) { return budget.fits(traffic_at(bm, bn)); });
-    if (widest) {
-      keep_better(traffic_at(bm, *widest), best);
+  // Per query tile bm: a K/V tile below the whole head (the same re-reads whatever its size, a
+  // footprint growing with it: the largest that fits), and the whole head's K and V (resident,
+  // single-buffered, read once).
+  const auto row_at = [&](std::int64_t bm) {
+    TileRow row;
+    if (const auto widest =
+            largest_fitting_edge(kv_tokens, false, [&](std::int64_t bn) { return fits(bm, bn); })) {
+      row.add({bm, *widest, shape.head_dim});
     }
-    const TiledTraffic resident = traffic_at(bm, kv_tokens);
-    const bool resident_fits = budget.fits(resident);
-    if (resident_fits) {
-      keep_better(resident, best);
+    if (fits(bm, kv_tokens)) {
+      row.add({bm, kv_tokens, shape.head_dim});
     }
-    if (bm == shape.query_tokens) {
-      break;
-    }
-    bm = next_row_edge(bm, shape.query_tokens, widest || resident_fits);
-  }
-  return best;
+    return row;
+  };
+  return search_rows(shape.query_tokens, row_at, traffic_of);
 }
 
 }  // namespace rsim

@@ -5,9 +5,11 @@
 #include "sim/tile.hpp"
 #include "sim/units.hpp"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace rsim {
@@ -77,15 +79,41 @@ struct TileBudget {
   [[nodiscard]] bool fits(const TiledTraffic& traffic) const;
 };
 
+/// The candidate tiles a search keeps for one row edge bm, once every (bn, bk) that cannot win
+/// is pruned: at most three (streamed, bk = K, W resident). None: no tile of that bm fits.
+struct TileRow {
+  std::array<Tile, 3> tiles{};
+  int count = 0;
+  void add(const Tile& tile);
+};
+
+/// Memo of the searches' candidate rows. For a row edge bm below M they depend on N, K, the
+/// element widths and the budget only, not on M or the batch: a sweep over the batch (M) or a
+/// search over plans finds them once per weight shape, then ranks ~log₂ M candidates per
+/// search. Results are the same with or without it. Not thread-safe: one per thread.
+class TileCache {
+ public:
+  using Key = std::array<double, 8>;
+  std::vector<TileRow>* rows(const Key& key);
+
+ private:
+  struct KeyHash {
+    std::size_t operator()(const Key& key) const;
+  };
+  std::unordered_map<Key, std::vector<TileRow>, KeyHash> rows_;
+};
+
 /// The tile of least traffic whose footprint fits `capacity` (ties: the larger bm·bn, then the
 /// larger bm, then the smaller footprint — deterministic). Candidates per dimension: powers of two
 /// below it and the dimension itself. nullopt when not even a 1×1×1 tile fits.
-std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget);
+std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
+                                           TileCache* cache = nullptr);
 
 /// The other schedule of a shared tier (L2): it keeps a bm×K panel of X and a K×bn panel of W
 /// (footprint s_x·bm·K + s_w·K·bn, no accumulators: the SMs hold those) while successive waves
 /// compute the bm×bn region; traffic as gemm_traffic with bk = K.
-std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity);
+std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity,
+                                            TileCache* cache = nullptr);
 
 /// FMHA traffic with a query tile bm and a K/V tile bn: Q and O once; K and V once per query
 /// tile (causal: only the keys that tile can see), or once if one head's K and V fit

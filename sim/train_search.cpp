@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -125,7 +126,7 @@ class TrainingSearcher {
   explicit TrainingSearcher(const SearchContext& context) : context_(context) {}
 
   // One task of the parallel loop: every m and v of one (t, p, d, weights, sp, recompute).
-  [[nodiscard]] TaskResult run(const TrainingPlan& shape) const {
+  [[nodiscard]] TaskResult run(const TrainingPlan& shape, TileCache& cache) const {
     TaskResult result;
     const std::vector<std::int64_t> chunks = interleaves(context_.layers, shape.pipeline);
     const auto all_v = static_cast<std::int64_t>(chunks.size());
@@ -205,7 +206,8 @@ class TrainingSearcher {
              all_v});
         continue;
       }
-      const Outcome outcome = cost(point, plan, mesh.display, vocab_replicated, chunks, result);
+      const Outcome outcome =
+          cost(point, plan, mesh.display, vocab_replicated, chunks, cache, result);
       if (context_.prune && outcome.unfit) {
         too_big = outcome.unfit;
         too_big_m = point.microbatches;
@@ -226,7 +228,7 @@ class TrainingSearcher {
 
   // Costs one plan at v = 1 and derives every v.
   Outcome cost(const TrainingPlan& point, const Plan& plan, const std::string& mesh,
-               bool vocab_replicated, const std::vector<std::int64_t>& chunks,
+               bool vocab_replicated, const std::vector<std::int64_t>& chunks, TileCache& cache,
                TaskResult& result) const {
     const auto all_v = static_cast<std::int64_t>(chunks.size());
     Scenario scenario = context_.scenario;
@@ -238,7 +240,7 @@ class TrainingSearcher {
     std::optional<RunResult> run;
     try {
       ++result.analyses;
-      run.emplace(analyze(std::move(scenario), context_.roofs));
+      run.emplace(analyze(std::move(scenario), context_.roofs, &cache));
     } catch (const InputError& error) {
       result.rejected.push_back({point, std::string(kModelReason), error.what(), all_v});
       return {std::nullopt, error.what()};
@@ -431,10 +433,12 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
                                             : tbb::task_arena::automatic);
   result.threads = arena.max_concurrency();
   std::atomic<std::size_t> done{0};
+  tbb::enumerable_thread_specific<TileCache> caches;
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tasks.size(), 1), [&](const auto& range) {
+      TileCache& cache = caches.local();
       for (std::size_t index = range.begin(); index != range.end(); ++index) {
-        outcomes[index] = searcher.run(tasks[index]);
+        outcomes[index] = searcher.run(tasks[index], cache);
         const std::size_t finished = ++done;
         if (options.progress) {
           options.progress(finished, tasks.size());

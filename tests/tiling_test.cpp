@@ -376,7 +376,9 @@ void require_same(const std::optional<rsim::TiledTraffic>& pruned,
 TEST_CASE("the pruned tile searches pick the exhaustive search's tile", "[tiling]") {
   // Shapes from 1 to ~10⁵ per edge (odd, power-of-two and just-off sizes), every dtype width,
   // capacities from a few KiB (even 1×1 tiles may not fit) to 256 MiB, accumulators shared or
-  // in a tier of their own. Deterministic: a fixed seed.
+  // in a tier of their own. Deterministic: a fixed seed. The searches run without a cache, and
+  // with one shared by every trial, queried again at another M (its rows below M are reused).
+  rsim::TileCache cache;
   std::mt19937_64 random(20261129);
   const auto extent = [&] {
     const std::int64_t base = std::int64_t{1} << std::uniform_int_distribution<int>(0, 16)(random);
@@ -404,6 +406,14 @@ TEST_CASE("the pruned tile searches pick the exhaustive search's tile", "[tiling
     exhaustive::require_same(rsim::best_gemm_tile(shape, budget), exhaustive::gemm(shape, budget));
     exhaustive::require_same(rsim::best_panel_tile(shape, budget.capacity),
                              exhaustive::panels(shape, budget.capacity));
+    rsim::GemmShape other_m = shape;
+    other_m.m = extent();
+    for (const rsim::GemmShape& cached : {shape, other_m}) {
+      exhaustive::require_same(rsim::best_gemm_tile(cached, budget, &cache),
+                               exhaustive::gemm(cached, budget));
+      exhaustive::require_same(rsim::best_panel_tile(cached, budget.capacity, &cache),
+                               exhaustive::panels(cached, budget.capacity));
+    }
     rsim::FlashShape flash;
     flash.instances = static_cast<double>(1 + random() % 64);
     flash.group = std::int64_t{1} << (random() % 4);
