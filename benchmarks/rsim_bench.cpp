@@ -50,22 +50,26 @@ void BM_BestTile(benchmark::State& state) {
 }
 BENCHMARK(BM_BestTile)->Unit(benchmark::kMicrosecond);
 
-// Sweep points per second: Llama-3-70B prefill on HGX H100 nodes over batch × plan presets,
-// on every core (items/s is points/s).
-void BM_SweepLlama70b(benchmark::State& state) {
-  const auto path = source("scenarios/llama3_70b_tp8_h100.yaml");
+// Sweep points per second (items/s), on every core: Llama-3-70B prefill on 1024 H100s over
+// 1024 batches × 4 plans (TP 8 × DP 128, TP 16 × DP 64, TP 4 × DP 256, FSDP 1024), every point
+// valid. Arg 1: along batch lines (the default); arg 0: analyze() at every point.
+void BM_SweepLlama70b1024(benchmark::State& state) {
+  const auto path = source("scenarios/llama3_70b_1024_h100.yaml");
   const std::vector<rsim::SweepAxis> axes{
-      rsim::parse_sweep_axis("workload.batch=8..256:log2", "bench"),
-      rsim::parse_sweep_axis("plan=megatron_tp,sequence_parallel,fsdp", "bench")};
+      rsim::parse_sweep_axis("workload.batch=1024..1048576:1024", "bench"),
+      rsim::parse_sweep_axis("variant=baseline,tp16_dp64,tp4_dp256,fsdp1024", "bench")};
+  rsim::SweepOptions options;
+  options.crossovers = false;
+  options.batch_lines = state.range(0) != 0;
   std::size_t points = 0;
   for (auto _ : state) {
-    const auto result = rsim::run_sweep(path, {}, axes, "", {}, {0, {}, nullptr, false});
+    const auto result = rsim::run_sweep(path, {}, axes, "", {}, options);
     points += result.points.size();
     benchmark::DoNotOptimize(result);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(points));
 }
-BENCHMARK(BM_SweepLlama70b)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SweepLlama70b1024)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Training plans per second: `rsim search` of GPT-3 175B on 1024 H100s (every core). items/s
 // counts the plans of the space (seen); costed/s those given a step time; analyses/s the

@@ -35,12 +35,13 @@ std::vector<GroupCritical> group_criticals(const OpGraph& graph, const CostTable
 // Weights: every parameter once in the weight dtype; a per-batch group holds `batch` copies,
 // which its graph tensors already carry (their batch axis), so add the difference. KV cache: the
 // cache writes of one run of each stage (count / steps = layers).
-Footprint footprint(const Scenario& scenario, const OpGraph& graph, const ParameterCount& count) {
+Footprint footprint(const Scenario& scenario, const OpGraph& graph, const ParameterCount& count,
+                    const std::vector<OpGraph::Vertex>& order) {
   Footprint result;
   result.weights =
       Bytes(static_cast<double>(count.total()) * bytes_per_element(scenario.precision.weights));
   for (const OpGraph::Stage& stage : graph.stages) {
-    for (OpGraph::Vertex vertex : graph.topological_order()) {
+    for (OpGraph::Vertex vertex : order) {
       const Op& op = graph.op(vertex);
       if (op.stage != stage.name) {
         continue;
@@ -133,17 +134,33 @@ std::optional<double> critical_width(const OpGraph& graph, const CostTable& tabl
 
 }  // namespace
 
-RunResult analyze(Scenario scenario, Roofs roofs, TileCache* cache) {
-  OpGraph graph = build_graph(scenario);
-  std::vector<std::string> notes;
-  double weight_fraction = 1.0;
+ShardedGraph planned_graph(const Scenario& scenario) {
+  ShardedGraph planned{build_graph(scenario), {}, 1.0};
   if (scenario.plan.devices() > 1) {
-    ShardedGraph sharded = shard_graph(graph, scenario.plan);
-    graph = std::move(sharded.graph);
-    notes = std::move(sharded.notes);
-    weight_fraction = sharded.weight_fraction;
+    planned = shard_graph(planned.graph, scenario.plan);
   }
-  CostTable table = cost_graph(graph, roofs, scenario.tiles, cache);
+  return planned;
+}
+
+Footprint weights_and_cache(const Scenario& scenario, const OpGraph& graph,
+                            const std::vector<OpGraph::Vertex>& order,
+                            const ParameterCount& parameters, double weight_fraction,
+                            const Roofs& roofs) {
+  Footprint memory = footprint(scenario, graph, parameters, order);
+  memory.weights = memory.weights * weight_fraction;
+  const MemoryTier& main_memory = roofs.main_memory();
+  memory.capacity =
+      main_memory.capacity * static_cast<double>(main_memory.count) - scenario.host_share;
+  return memory;
+}
+
+RunResult analyze(Scenario scenario, Roofs roofs, TileCache* cache) {
+  ShardedGraph planned = planned_graph(scenario);
+  OpGraph graph = std::move(planned.graph);
+  std::vector<std::string> notes = std::move(planned.notes);
+  const double weight_fraction = planned.weight_fraction;
+  const std::vector<OpGraph::Vertex> order = graph.topological_order();
+  CostTable table = cost_graph(graph, order, roofs, scenario.tiles, cache);
   std::vector<std::optional<CriticalBatch>> critical;
   critical.reserve(table.order.size());
   for (OpGraph::Vertex vertex : table.order) {
@@ -159,17 +176,13 @@ RunResult analyze(Scenario scenario, Roofs roofs, TileCache* cache) {
   }
   ParameterCount parameters = count_parameters(scenario.model);
   std::vector<GroupCritical> groups = group_criticals(graph, table, roofs);
-  Footprint memory = footprint(scenario, graph, parameters);
-  memory.weights = memory.weights * weight_fraction;
+  Footprint memory = weights_and_cache(scenario, graph, order, parameters, weight_fraction, roofs);
   if (scenario.workload.phase == "train") {
     const TrainingMemory training = training_memory(scenario, graph, parameters, weight_fraction);
     memory.activations = training.saved_activations;
     memory.gradients = training.gradients;
     memory.optimizer_state = training.optimizer_state;
   }
-  const MemoryTier& main_memory = roofs.main_memory();
-  memory.capacity =
-      main_memory.capacity * static_cast<double>(main_memory.count) - scenario.host_share;
   const std::optional<double> width = critical_width(graph, table);
   std::optional<DecodeCritical> decode;
   std::optional<DecodeRequest> request;

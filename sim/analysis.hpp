@@ -69,6 +69,16 @@ struct RunResult {
   std::optional<FsdpTpSplit> fsdp_tp;              ///< training under FSDP + TP: the best split
 };
 
+/// The scenario's op graph, sharded by its plan when it spans more than one device.
+ShardedGraph planned_graph(const Scenario& scenario);
+
+/// An inference run's footprint: weights (× the plan's weight fraction), KV cache and the largest
+/// working set, against the main memory; `order` is the graph's topological order.
+Footprint weights_and_cache(const Scenario& scenario, const OpGraph& graph,
+                            const std::vector<OpGraph::Vertex>& order,
+                            const ParameterCount& parameters, double weight_fraction,
+                            const Roofs& roofs);
+
 /// Runs the pipeline: graph → cost → thresholds → bounds. The roofs must come from the
 /// scenario's hardware (resolve_roofs); a compute path they lack is an InputError. `cache`
 /// (optional, one per thread) keeps tile-search candidates across runs (sweeps, searches).

@@ -155,10 +155,14 @@ std::string bound_label(const Totals& totals) {
              : std::string(to_string(totals.bound));
 }
 
+Totals compute_totals(const OpGraph& graph, const CostTable& table) {
+  return sum_rows(graph, table,
+                  Eigen::ArrayXd::Ones(static_cast<Eigen::Index>(table.order.size())));
+}
+
 Bounds compute_bounds(const OpGraph& graph, const CostTable& table) {
   Bounds bounds;
-  bounds.total =
-      sum_rows(graph, table, Eigen::ArrayXd::Ones(static_cast<Eigen::Index>(table.order.size())));
+  bounds.total = compute_totals(graph, table);
   for (const OpGraph::Stage& graph_stage : graph.stages) {
     const std::string& stage = graph_stage.name;
     const std::int64_t steps = graph_stage.steps;

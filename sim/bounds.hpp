@@ -47,6 +47,9 @@ struct Bounds {
 
 Bounds compute_bounds(const OpGraph& graph, const CostTable& table);
 
+/// compute_bounds' total without its critical path (t_critical stays 0): the sums over every op.
+Totals compute_totals(const OpGraph& graph, const CostTable& table);
+
 /// The roof that holds a sum: "compute", "network", or its memory tier ("dram", "l2").
 std::string bound_label(const Totals& totals);
 

@@ -102,7 +102,7 @@ std::optional<TiledTraffic> tiled_traffic(const Op& op, const MemoryTier& inner,
                                           const TileChoices& tiles, TileCache* cache) {
   const TileBudget budget = tile_budget(inner, roofs);
   if (op.kind == OpKind::attention) {
-    return best_flash_tile(flash_shape(op), budget);
+    return best_flash_tile(flash_shape(op), budget, cache);
   }
   if (op.kind != OpKind::matmul) {
     return std::nullopt;
@@ -293,15 +293,20 @@ OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles, TileC
 
 CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices& tiles,
                      TileCache* cache) {
+  return cost_graph(graph, graph.topological_order(), roofs, tiles, cache);
+}
+
+CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
+                     const Roofs& roofs, const TileChoices& tiles, TileCache* cache) {
   CostTable table;
-  table.order = graph.topological_order();
+  table.order = order;
   const auto rows = static_cast<Eigen::Index>(table.order.size());
   const auto on_chip_tiers = static_cast<Eigen::Index>(roofs.memory.size()) - 1;
   table.times.resize(rows, CostTable::kFirstOnChipColumn + on_chip_tiers);
   table.counts.resize(rows);
   for (Eigen::Index row = 0; row < rows; ++row) {
     const Op& op = graph.op(table.order[static_cast<std::size_t>(row)]);
-    const OpCost cost = cost_op(op, roofs, tiles, cache);
+    OpCost cost = cost_op(op, roofs, tiles, cache);
     table.times(row, CostTable::kMathColumn) = cost.t_math.si();
     table.times(row, CostTable::kMemoryColumn) = cost.t_mem.si();
     table.times(row, CostTable::kNetworkColumn) = cost.t_net.si();
@@ -310,7 +315,7 @@ CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices
           cost.tiers[static_cast<std::size_t>(tier + 1)].time.si();
     }
     table.counts(row) = static_cast<double>(op.count);
-    table.costs.push_back(cost);
+    table.costs.push_back(std::move(cost));
   }
   return table;
 }

@@ -95,6 +95,9 @@ struct CostTable {
 /// Costs every op of the graph.
 CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices& tiles = {},
                      TileCache* cache = nullptr);
+/// The same, with the graph's topological order already at hand.
+CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
+                     const Roofs& roofs, const TileChoices& tiles = {}, TileCache* cache = nullptr);
 
 /// The time one op instance holds the device (not the network): max over compute and tiers.
 double device_time(const CostTable& table, Eigen::Index row);

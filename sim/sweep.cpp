@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/sweep.hpp"
 
+#include "sim/batch_line.hpp"
 #include "sim/error.hpp"
 
 #include <fmt/format.h>
@@ -90,12 +91,34 @@ ScenarioOverrides point_overrides(const ScenarioOverrides& base, const std::vect
 // number ≥ 1, so a validated scenario with its batch replaced is what `--set` would build.
 constexpr std::string_view kBatchKey = "workload.batch";
 
+// What one thread of a sweep keeps between points: its tile-search memo and its copies of the
+// batch lines' template graphs (by base), made when it first evaluates a point of that base.
+struct SweepThread {
+  TileCache cache;
+  std::vector<std::unique_ptr<BatchLine::Workspace>> workspaces;
+
+  BatchLine::Workspace& workspace(std::size_t base, const BatchLine& line) {
+    if (workspaces.size() <= base) {
+      workspaces.resize(base + 1);
+    }
+    if (!workspaces[base]) {
+      workspaces[base] = line.workspace();
+    }
+    return *workspaces[base];
+  }
+};
+
 class Evaluator {
  public:
   Evaluator(const std::filesystem::path& path, const ScenarioOverrides& overrides,
             const std::vector<SweepAxis>& axes, std::string_view mode,
-            const RoofOverrides& roof_overrides)
-      : path_(path), overrides_(overrides), axes_(axes), mode_(mode), roofs_(roof_overrides) {
+            const RoofOverrides& roof_overrides, bool batch_lines)
+      : path_(path),
+        overrides_(overrides),
+        axes_(axes),
+        mode_(mode),
+        roofs_(roof_overrides),
+        batch_lines_(batch_lines) {
     const auto batch = std::find_if(axes.begin(), axes.end(),
                                     [](const SweepAxis& axis) { return axis.key == kBatchKey; });
     if (batch != axes.end()) {
@@ -104,9 +127,9 @@ class Evaluator {
     }
   }
 
-  /// `cache`: the calling thread's tile-search memo.
+  /// `thread`: what the calling thread keeps between points.
   [[nodiscard]] SweepPoint evaluate(const std::vector<std::string>& values,
-                                    TileCache& cache) const {
+                                    SweepThread& thread) const {
     SweepPoint point;
     point.values = values;
     point.evaluated = true;
@@ -116,14 +139,22 @@ class Evaluator {
           point.error = base->error;
           return point;
         }
+        const std::int64_t batch = *parse_integer(values[*batch_axis_]);
+        if (base->line && base->line->usable()) {
+          if (auto fast = base->line->evaluate(batch, thread.workspace(base->id, *base->line))) {
+            point.total = fast->total;
+            point.footprint = fast->footprint;
+            return point;
+          }
+        }
         Scenario scenario = *base->scenario;
-        scenario.workload.batch = *parse_integer(values[*batch_axis_]);
-        fill(point, analyze(std::move(scenario), *base->roofs, &cache));
+        scenario.workload.batch = batch;
+        fill(point, analyze(std::move(scenario), *base->roofs, &thread.cache));
         return point;
       }
       Scenario scenario = load_scenario(path_, point_overrides(overrides_, axes_, values));
       Roofs roofs = scenario_roofs(scenario, mode_, roofs_);
-      fill(point, analyze(std::move(scenario), std::move(roofs), &cache));
+      fill(point, analyze(std::move(scenario), std::move(roofs), &thread.cache));
     } catch (const InputError& error) {
       point.error = error.what();
     }
@@ -133,13 +164,18 @@ class Evaluator {
  private:
   // One validated scenario per combination of the other axes' values (or why it is invalid).
   struct Base {
+    std::size_t id = 0;
     std::optional<Scenario> scenario;
     std::optional<Roofs> roofs;
+    std::optional<BatchLine> line;  ///< the fast path along the batch, where it is usable
     std::string error;
   };
 
+  // A sweep reports the whole run's sums, not its critical path: the batch line does not
+  // compute it, and both paths fill the same fields.
   static void fill(SweepPoint& point, const RunResult& run) {
     point.total = run.bounds.total;
+    point.total.t_critical = Seconds(0.0);
     point.footprint = run.footprint;
   }
 
@@ -168,9 +204,13 @@ class Evaluator {
       std::vector<std::string> other_values = values;
       other_values.erase(other_values.begin() + static_cast<std::ptrdiff_t>(*batch_axis_));
       Base base;
+      base.id = index;
       try {
         Scenario scenario = load_scenario(path_, point_overrides(overrides_, others, other_values));
         base.roofs = scenario_roofs(scenario, mode_, roofs_);
+        if (batch_lines_) {
+          base.line.emplace(scenario, *base.roofs);
+        }
         base.scenario = std::move(scenario);
       } catch (const InputError& error) {
         base.error = error.what();
@@ -195,6 +235,7 @@ class Evaluator {
   std::vector<SweepAxis> axes_;
   std::string mode_;
   RoofOverrides roofs_;
+  bool batch_lines_ = true;
   std::optional<std::size_t> batch_axis_;
   std::map<std::vector<std::string>, Base> bases_;
 };
@@ -267,7 +308,7 @@ class CrossoverFinder {
   SweepPoint at(std::vector<std::string> values, std::int64_t x, int& evaluations) const {
     values[*x_axis_] = std::to_string(x);
     ++evaluations;
-    return evaluator_.evaluate(values, cache_);
+    return evaluator_.evaluate(values, thread_);
   }
 
   // The first value from `from` towards `limit` (inclusive; `step` is +1 or −1) at which every
@@ -400,7 +441,7 @@ class CrossoverFinder {
 
   const Evaluator& evaluator_;
   const SweepResult& result_;
-  mutable TileCache cache_;
+  mutable SweepThread thread_;
   std::optional<std::size_t> x_axis_;
   std::optional<std::size_t> series_axis_;
 };
@@ -446,7 +487,7 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
   }
   // Validate the baseline once: a bad file is one error, not one per point.
   load_scenario(path, overrides);
-  const Evaluator evaluator(path, overrides, axes, mode, roof_overrides);
+  const Evaluator evaluator(path, overrides, axes, mode, roof_overrides, options.batch_lines);
   SweepResult result;
   result.scenario = path.string();
   result.axes = axes;
@@ -455,15 +496,15 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
                                             : tbb::task_arena::automatic);
   result.threads = arena.max_concurrency();
   std::atomic<std::size_t> done{0};
-  tbb::enumerable_thread_specific<TileCache> caches;
+  tbb::enumerable_thread_specific<SweepThread> threads;
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, total), [&](const auto& range) {
-      TileCache& cache = caches.local();
+      SweepThread& thread = threads.local();
       for (std::size_t index = range.begin(); index != range.end(); ++index) {
         if (options.cancel != nullptr && options.cancel->load()) {
           return;
         }
-        result.points[index] = evaluator.evaluate(grid_values(axes, index), cache);
+        result.points[index] = evaluator.evaluate(grid_values(axes, index), thread);
         const std::size_t finished = ++done;
         if (options.progress) {
           options.progress(finished, total);

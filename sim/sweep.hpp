@@ -31,7 +31,7 @@ struct SweepPoint {
   std::vector<std::string> values;  ///< one per axis
   bool evaluated = false;           ///< false if the sweep was cancelled first
   std::string error;                ///< the point is not a valid scenario (a plan not dividing)
-  Totals total;
+  Totals total;  ///< the whole run's sums (compute_totals: its critical path is not computed)
   Footprint footprint;
 };
 
@@ -66,6 +66,9 @@ struct SweepOptions {
   std::function<void(std::size_t, std::size_t)> progress;  ///< (done, total), any thread
   const std::atomic<bool>* cancel = nullptr;               ///< set (by Ctrl-C) to stop early
   bool crossovers = true;
+  /// Evaluate points along the batch with a BatchLine where one is usable (off: analyze() at
+  /// every point; the output is the same, bit for bit, which tests check).
+  bool batch_lines = true;
 };
 
 /// Evaluates the grid of `axes` over a scenario file (each point validated like `--set`), in

@@ -18,8 +18,12 @@ namespace {
 // slice the whole contraction, which lets an operand stay resident.
 constexpr std::array<std::int64_t, 5> kSliceDepths{16, 32, 64, 128, 256};
 
+// ⌈numerator / denominator⌉; a shift for the power-of-two tile edges most searches try.
 double ceil_div(std::int64_t numerator, std::int64_t denominator) {
-  return static_cast<double>((numerator + denominator - 1) / denominator);
+  const auto divisor = static_cast<std::uint64_t>(denominator);
+  const std::int64_t rounded_up = numerator + denominator - 1;
+  return static_cast<double>(std::has_single_bit(divisor) ? rounded_up >> std::countr_zero(divisor)
+                                                          : rounded_up / denominator);
 }
 
 std::int64_t axis_product(const Tensor& tensor, const std::vector<const Tensor*>& present,
@@ -137,8 +141,10 @@ TiledTraffic gemm_tile_footprint(const GemmShape& shape, Tile tile) {
 
 }  // namespace
 
-TiledTraffic gemm_traffic(const GemmShape& shape, Tile tile) {
-  TiledTraffic traffic = gemm_tile_footprint(shape, tile);
+namespace {
+
+// The bytes of a clamped tile with its residency (gemm_traffic's formula).
+Bytes gemm_bytes(const GemmShape& shape, const TiledTraffic& traffic) {
   const Tile& clamped = traffic.tile;
   const auto m = static_cast<double>(shape.m);
   const auto n = static_cast<double>(shape.n);
@@ -146,9 +152,16 @@ TiledTraffic gemm_traffic(const GemmShape& shape, Tile tile) {
   // X is re-streamed for every column block, W for every row block, unless resident.
   const double x_reads = traffic.x_resident ? 1.0 : ceil_div(shape.n, clamped.bn);
   const double w_reads = traffic.w_resident ? 1.0 : ceil_div(shape.m, clamped.bm);
-  traffic.bytes = Bytes(shape.batch * (shape.x_element_bytes * m * k * x_reads +
-                                       shape.w_element_bytes * k * n * w_reads +
-                                       shape.out_element_bytes * m * n));
+  return Bytes(shape.batch *
+               (shape.x_element_bytes * m * k * x_reads + shape.w_element_bytes * k * n * w_reads +
+                shape.out_element_bytes * m * n));
+}
+
+}  // namespace
+
+TiledTraffic gemm_traffic(const GemmShape& shape, Tile tile) {
+  TiledTraffic traffic = gemm_tile_footprint(shape, tile);
+  traffic.bytes = gemm_bytes(shape, traffic);
   return traffic;
 }
 
@@ -220,17 +233,17 @@ TileRow gemm_row(const GemmShape& shape, const TileBudget& budget, std::int64_t 
       while (deepest > 0 && !fits(*widest, streamed.depths[deepest])) {
         --deepest;
       }
-      row.add({bm, *widest, streamed.depths[deepest]});
+      row.add(gemm_tile_footprint(shape, {bm, *widest, streamed.depths[deepest]}));
     }
   }
   // bk = K below bn = N (W streamed; X resident iff bm = M): footprint grows with bn.
   if (const auto widest = largest_fitting_edge(
           shape.n, false, [&](std::int64_t bn) { return fits(bn, shape.k); })) {
-    row.add({bm, *widest, shape.k});
+    row.add(gemm_tile_footprint(shape, {bm, *widest, shape.k}));
   }
   // bk = K, bn = N: W resident and single-buffered, so it may fit where a smaller bn did not.
   if (fits(shape.n, shape.k)) {
-    row.add({bm, shape.n, shape.k});
+    row.add(gemm_tile_footprint(shape, {bm, shape.n, shape.k}));
   }
   return row;
 }
@@ -247,30 +260,27 @@ TileRow panel_row(const GemmShape& shape, Bytes capacity, std::int64_t bm) {
   if (const auto widest = largest_fitting_edge(shape.n, true, [&](std::int64_t bn) {
         return panel_footprint(shape, bm, bn) <= capacity;
       })) {
-    row.add({bm, *widest, shape.k});
+    TiledTraffic panels = gemm_tile_footprint(shape, {bm, *widest, shape.k});
+    panels.accumulators = Bytes(0.0);
+    panels.footprint = panel_footprint(shape, bm, *widest);
+    panels.panels = true;
+    row.add(panels);
   }
   return row;
 }
 
-TiledTraffic panel_traffic(const GemmShape& shape, const Tile& tile) {
-  TiledTraffic traffic = gemm_traffic(shape, tile);
-  traffic.accumulators = Bytes(0.0);
-  traffic.footprint = panel_footprint(shape, tile.bm, tile.bn);
-  traffic.panels = true;
-  return traffic;
-}
-
 // Walks the row edges 1, 2, 4, … below M, then M (straight to M once a row has no candidate:
 // every footprint grows with bm until bm = M, where an operand may become resident), ranking
-// every candidate's traffic. `row_at(bm)` gives a row's candidates.
-template <typename RowAt, typename Traffic>
+// every candidate by its bytes. `row_at(bm)` gives a row's candidates, `bytes_of` their bytes.
+template <typename RowAt, typename BytesOf>
 std::optional<TiledTraffic> search_rows(std::int64_t m, const RowAt& row_at,
-                                        const Traffic& traffic_of) {
+                                        const BytesOf& bytes_of) {
   std::optional<TiledTraffic> best;
   for (std::int64_t bm = 1;;) {
     const TileRow row = row_at(bm);
     for (int index = 0; index < row.count; ++index) {
-      const TiledTraffic traffic = traffic_of(row.tiles[static_cast<std::size_t>(index)]);
+      TiledTraffic traffic = row.candidates[static_cast<std::size_t>(index)];
+      traffic.bytes = bytes_of(traffic);
       if (better(traffic, best)) {
         best = traffic;
       }
@@ -299,7 +309,9 @@ TileRow cached_row(std::vector<TileRow>* rows, std::int64_t m, std::int64_t bm,
 
 }  // namespace
 
-void TileRow::add(const Tile& tile) { tiles[static_cast<std::size_t>(count++)] = tile; }
+void TileRow::add(const TiledTraffic& candidate) {
+  candidates[static_cast<std::size_t>(count++)] = candidate;
+}
 
 std::size_t TileCache::KeyHash::operator()(const Key& key) const {
   std::size_t hash = 0;
@@ -322,39 +334,39 @@ std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBud
           : cache->rows({0.0, static_cast<double>(shape.n), static_cast<double>(shape.k),
                          shape.x_element_bytes, shape.w_element_bytes, shape.accumulator_bytes,
                          budget.capacity.si(),
-                         budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0});
+                         budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0,
+                         0.0, 0.0});
   return search_rows(
       shape.m,
       [&](std::int64_t bm) {
         return cached_row(rows, shape.m, bm,
                           [&](std::int64_t edge) { return gemm_row(shape, budget, edge); });
       },
-      [&](const Tile& tile) { return gemm_traffic(shape, tile); });
+      [&](const TiledTraffic& traffic) { return gemm_bytes(shape, traffic); });
 }
 
 std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity,
                                             TileCache* cache) {
   std::vector<TileRow>* rows =
-      cache == nullptr
-          ? nullptr
-          : cache->rows({1.0, static_cast<double>(shape.n), static_cast<double>(shape.k),
-                         shape.x_element_bytes, shape.w_element_bytes, 0.0, capacity.si(), -1.0});
+      cache == nullptr ? nullptr
+                       : cache->rows({1.0, static_cast<double>(shape.n),
+                                      static_cast<double>(shape.k), shape.x_element_bytes,
+                                      shape.w_element_bytes, 0.0, capacity.si(), -1.0, 0.0, 0.0});
   return search_rows(
       shape.m,
       [&](std::int64_t bm) {
         return cached_row(rows, shape.m, bm,
                           [&](std::int64_t edge) { return panel_row(shape, capacity, edge); });
       },
-      [&](const Tile& tile) { return panel_traffic(shape, tile); });
+      [&](const TiledTraffic& traffic) { return gemm_bytes(shape, traffic); });
 }
 
-TiledTraffic flash_traffic(const FlashShape& shape, Tile tile) {
-  TiledTraffic traffic;
+namespace {
+
+// Q and O once, K and V once per query tile (flash_traffic's formula) for a clamped tile.
+Bytes flash_bytes(const FlashShape& shape, const TiledTraffic& traffic) {
   const std::int64_t kv_tokens = shape.kv_tokens();
-  traffic.tile = {std::min(tile.bm, shape.query_tokens), std::min(tile.bn, kv_tokens),
-                  shape.head_dim};
   const Tile& clamped = traffic.tile;
-  traffic.x_resident = clamped.bn == kv_tokens;
   const double tiles = ceil_div(shape.query_tokens, clamped.bm);
   // Keys read per query tile t: all of them (bidirectional), or the cache plus this stage's
   // keys up to the tile's last query (causal): Σ_t min((t+1)·bm, N_q) = bm·T(T−1)/2 + N_q.
@@ -365,7 +377,19 @@ TiledTraffic flash_traffic(const FlashShape& shape, Tile tile) {
                 static_cast<double>(shape.query_tokens);
   }
   const double rereads = traffic.x_resident ? 1.0 : keys_read / static_cast<double>(kv_tokens);
-  traffic.bytes = shape.query_output_bytes + shape.key_value_bytes * rereads;
+  return shape.query_output_bytes + shape.key_value_bytes * rereads;
+}
+
+}  // namespace
+
+TiledTraffic flash_traffic(const FlashShape& shape, Tile tile) {
+  TiledTraffic traffic;
+  const std::int64_t kv_tokens = shape.kv_tokens();
+  traffic.tile = {std::min(tile.bm, shape.query_tokens), std::min(tile.bn, kv_tokens),
+                  shape.head_dim};
+  const Tile& clamped = traffic.tile;
+  traffic.x_resident = clamped.bn == kv_tokens;
+  traffic.bytes = flash_bytes(shape, traffic);
   const auto rows = static_cast<double>(clamped.bm * shape.group);
   const auto bn = static_cast<double>(clamped.bn);
   const auto head_dim = static_cast<double>(shape.head_dim);
@@ -378,11 +402,14 @@ TiledTraffic flash_traffic(const FlashShape& shape, Tile tile) {
   return traffic;
 }
 
-std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileBudget& budget) {
+std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileBudget& budget,
+                                            TileCache* cache) {
   const std::int64_t kv_tokens = shape.kv_tokens();
-  const auto traffic_of = [&](const Tile& tile) { return flash_traffic(shape, tile); };
+  const auto traffic_of = [&](std::int64_t bm, std::int64_t bn) {
+    return flash_traffic(shape, {bm, bn, shape.head_dim});
+  };
   const auto fits = [&](std::int64_t bm, std::int64_t bn) {
-    return budget.fits(traffic_of({bm, bn, shape.head_dim}));
+    return budget.fits(traffic_of(bm, bn));
   };
   // Per query tile bm: a K/V tile below the whole head (the same re-reads whatever its size, a
   // footprint growing with it: the largest that fits), and the whole head's K and V (resident,
@@ -391,14 +418,28 @@ std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileB
     TileRow row;
     if (const auto widest =
             largest_fitting_edge(kv_tokens, false, [&](std::int64_t bn) { return fits(bm, bn); })) {
-      row.add({bm, *widest, shape.head_dim});
+      row.add(traffic_of(bm, *widest));
     }
-    if (fits(bm, kv_tokens)) {
-      row.add({bm, kv_tokens, shape.head_dim});
+    if (const TiledTraffic resident = traffic_of(bm, kv_tokens); budget.fits(resident)) {
+      row.add(resident);
     }
     return row;
   };
-  return search_rows(shape.query_tokens, row_at, traffic_of);
+  // The rows depend on the tokens, the head and the budget, not on the sequences × KV heads
+  // (which scale the bytes only).
+  std::vector<TileRow>* rows =
+      cache == nullptr
+          ? nullptr
+          : cache->rows({2.0, static_cast<double>(shape.query_tokens),
+                         static_cast<double>(shape.cached_tokens),
+                         static_cast<double>(shape.head_dim), static_cast<double>(shape.group),
+                         shape.causal ? 1.0 : 0.0, shape.q_element_bytes, shape.kv_element_bytes,
+                         budget.capacity.si(),
+                         budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0});
+  return search_rows(
+      shape.query_tokens,
+      [&](std::int64_t bm) { return cached_row(rows, shape.query_tokens, bm, row_at); },
+      [&](const TiledTraffic& traffic) { return flash_bytes(shape, traffic); });
 }
 
 }  // namespace rsim

@@ -80,11 +80,12 @@ struct TileBudget {
 };
 
 /// The candidate tiles a search keeps for one row edge bm, once every (bn, bk) that cannot win
-/// is pruned: at most three (streamed, bk = K, W resident). None: no tile of that bm fits.
+/// is pruned: at most three (streamed, bk = K, W resident), each with its footprint and residency
+/// (its bytes are the search's to fill in). None: no tile of that bm fits.
 struct TileRow {
-  std::array<Tile, 3> tiles{};
+  std::array<TiledTraffic, 3> candidates{};
   int count = 0;
-  void add(const Tile& tile);
+  void add(const TiledTraffic& candidate);
 };
 
 /// Memo of the searches' candidate rows. For a row edge bm below M they depend on N, K, the
@@ -93,7 +94,7 @@ struct TileRow {
 /// search. Results are the same with or without it. Not thread-safe: one per thread.
 class TileCache {
  public:
-  using Key = std::array<double, 8>;
+  using Key = std::array<double, 10>;
   std::vector<TileRow>* rows(const Key& key);
 
  private:
@@ -121,6 +122,7 @@ std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capaci
 /// score tile and the fp32 output accumulator, all for `group` packed query heads.
 TiledTraffic flash_traffic(const FlashShape& shape, Tile tile);
 
-std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileBudget& budget);
+std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileBudget& budget,
+                                            TileCache* cache = nullptr);
 
 }  // namespace rsim

@@ -430,5 +430,15 @@ TEST_CASE("the pruned tile searches pick the exhaustive search's tile", "[tiling
                                         static_cast<double>(flash.kv_tokens() * flash.head_dim));
     exhaustive::require_same(rsim::best_flash_tile(flash, budget),
                              exhaustive::flash(flash, budget));
+    // The cache's flash rows do not depend on the instances (sequences × KV heads): query again
+    // with twice as many, whose bytes double.
+    rsim::FlashShape more = flash;
+    more.instances *= 2.0;
+    more.query_output_bytes = flash.query_output_bytes * 2.0;
+    more.key_value_bytes = flash.key_value_bytes * 2.0;
+    for (const rsim::FlashShape& cached : {flash, more}) {
+      exhaustive::require_same(rsim::best_flash_tile(cached, budget, &cache),
+                               exhaustive::flash(cached, budget));
+    }
   }
 }

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+#include "sim/batch_line.hpp"
+
+#include "sim/error.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <iterator>
+
+namespace rsim {
+namespace {
+
+using NumberRef = std::variant<std::int64_t*, double*, Bytes*>;
+
+// Every number of an op, in a fixed order. Together with structure_of (everything else) it
+// covers every field of Op: a field added to Op belongs in one of the two.
+void numbers_of(Op& op, std::vector<NumberRef>& numbers) {
+  numbers.emplace_back(&op.count);
+  numbers.emplace_back(&op.accumulated);
+  for (std::vector<Tensor>* tensors : {&op.inputs, &op.outputs}) {
+    for (Tensor& tensor : *tensors) {
+      for (Axis& axis : tensor.axes) {
+        numbers.emplace_back(&axis.size);
+      }
+    }
+  }
+  numbers.emplace_back(&op.flops_per_element);
+  AttentionShape& attention = op.attention;
+  for (std::int64_t* size : {&attention.batch, &attention.query_tokens, &attention.cached_tokens,
+                             &attention.heads, &attention.head_dim}) {
+    numbers.emplace_back(size);
+  }
+  numbers.emplace_back(&attention.flops_scale);
+  numbers.emplace_back(&op.collective.bytes);
+  for (std::int64_t& size : op.collective.axes) {
+    numbers.emplace_back(&size);
+  }
+}
+
+std::vector<NumberRef> numbers_of(OpGraph& graph) {
+  std::vector<NumberRef> numbers;
+  for (std::size_t vertex = 0; vertex < graph.size(); ++vertex) {
+    numbers_of(graph.mutable_op(vertex), numbers);
+  }
+  return numbers;
+}
+
+double value_of(const NumberRef& number) {
+  return std::visit(
+      [](const auto* pointer) {
+        using Pointee = std::remove_cv_t<std::remove_pointer_t<decltype(pointer)>>;
+        if constexpr (std::is_same_v<Pointee, Bytes>) {
+          return pointer->si();
+        } else {
+          return static_cast<double>(*pointer);
+        }
+      },
+      number);
+}
+
+// Everything of a graph but its numbers: op names, kinds, tensors' axis names and dtypes, edges,
+// stages. Two graphs with the same structure differ only in numbers_of.
+std::string structure_of(const OpGraph& graph) {
+  fmt::memory_buffer out;
+  auto write = std::back_inserter(out);
+  for (const OpGraph::Stage& stage : graph.stages) {
+    fmt::format_to(write, "stage {} {} {} {} {} {} {};", stage.name, stage.steps, stage.layers,
+                   stage.context, stage.experts, stage.microbatches, stage.pipeline_chunks);
+  }
+  for (std::size_t vertex = 0; vertex < graph.size(); ++vertex) {
+    const Op& op = graph.op(vertex);
+    fmt::format_to(write, "\nop {}/{}/{} {} {} {} {} {} {} {} {} {} {} {} {} {}|", op.stage,
+                   op.block, op.name, static_cast<int>(op.kind), static_cast<int>(op.pass),
+                   op.compute_path, op.group, static_cast<int>(op.elementwise), op.fused,
+                   static_cast<int>(op.attention.mask), static_cast<int>(op.collective.kind),
+                   op.collective.axes.size(), op.collective.wraparound,
+                   op.collective.in_network_reduction, op.network, op.mesh_axis);
+    for (const std::vector<Tensor>* tensors : {&op.inputs, &op.outputs}) {
+      for (const Tensor& tensor : *tensors) {
+        fmt::format_to(write, " {}:{}:{}[", tensor.name, static_cast<int>(tensor.dtype),
+                       static_cast<int>(tensor.role));
+        for (const Axis& axis : tensor.axes) {
+          fmt::format_to(write, "{},", axis.name);
+        }
+        fmt::format_to(write, "]");
+      }
+      fmt::format_to(write, " |");
+    }
+    for (auto edge : boost::make_iterator_range(boost::out_edges(vertex, graph.graph()))) {
+      fmt::format_to(write, " ->{}:{}", boost::target(edge, graph.graph()), graph.graph()[edge]);
+    }
+  }
+  return fmt::to_string(out);
+}
+
+}  // namespace
+
+BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
+    : scenario_(scenario), roofs_(roofs), parameters_(count_parameters(scenario.model)) {
+  if (scenario.workload.phase == "train") {
+    why_ = "a training step (microbatches, pipeline bubble, saved activations)";
+    return;
+  }
+  if (scenario.workload.decode_steps > 0) {
+    why_ = "a decode request (its steps' contexts grow)";
+    return;
+  }
+  for (const StageSpec& stage : scenario.model.stages) {
+    if (stage.component.num_experts > 0) {
+      why_ =
+          "a mixture of experts (the experts a batch reaches, min(E, T·k), and their rows, "
+          "⌈T·k/E⌉, do not grow in proportion to it)";
+      return;
+    }
+  }
+  // Probes at multiples of the plan's devices, which every mesh axis divides. Every number of the
+  // graph must be constant or proportional across all of them; the first is the template, the
+  // others check what it would patch there against the graph built there.
+  probe_batch_ = std::max<std::int64_t>(1, scenario.plan.devices());
+  constexpr std::array<std::int64_t, 5> kProbeMultiples{1, 2, 3, 5, 64};
+  std::vector<ShardedGraph> probes;
+  try {
+    for (const std::int64_t multiple : kProbeMultiples) {
+      Scenario probe = scenario;
+      probe.workload.batch = multiple * probe_batch_;
+      probes.push_back(planned_graph(probe));
+    }
+  } catch (const InputError& error) {
+    why_ = fmt::format("the scenario does not build at batch {}: {}", probe_batch_, error.what());
+    return;
+  }
+  const std::string structure = structure_of(probes[0].graph);
+  std::vector<std::vector<NumberRef>> numbers;
+  for (ShardedGraph& probe : probes) {
+    if (structure_of(probe.graph) != structure ||
+        probe.weight_fraction != probes[0].weight_fraction) {
+      why_ = "the sharded graph changes its structure with the batch";
+      return;
+    }
+    numbers.push_back(numbers_of(probe.graph));
+  }
+  for (std::size_t index = 0; index < numbers[0].size(); ++index) {
+    const double value = value_of(numbers[0][index]);
+    bool constant = true;
+    bool proportional = true;
+    for (std::size_t probe = 1; probe < probes.size(); ++probe) {
+      const double at_probe = value_of(numbers[probe][index]);
+      constant = constant && at_probe == value;
+      proportional =
+          proportional && at_probe == static_cast<double>(kProbeMultiples[probe]) * value;
+    }
+    if (!constant && !proportional) {
+      why_ = "a size of the sharded graph is not proportional to the batch";
+      return;
+    }
+    if (!constant) {
+      scaled_.push_back({index, value, std::holds_alternative<std::int64_t*>(numbers[0][index])});
+    }
+  }
+  graph_ = std::move(probes[0].graph);
+  order_ = graph_.topological_order();
+  weight_fraction_ = probes[0].weight_fraction;
+  scenario_.workload.batch = probe_batch_;
+}
+
+std::unique_ptr<BatchLine::Workspace> BatchLine::workspace() const {
+  RSIM_CHECK(usable(), "a workspace of a batch line that is not usable");
+  auto workspace = std::make_unique<Workspace>();
+  workspace->graph_ = graph_;
+  const std::vector<NumberRef> numbers = numbers_of(workspace->graph_);
+  for (const Scaled& scaled : scaled_) {
+    workspace->scaled_.push_back(numbers[scaled.index]);
+  }
+  return workspace;
+}
+
+std::optional<BatchLine::Point> BatchLine::evaluate(std::int64_t batch,
+                                                    Workspace& workspace) const {
+  RSIM_CHECK(usable() && batch >= 1, "evaluating a batch line that is not usable");
+  for (std::size_t index = 0; index < scaled_.size(); ++index) {
+    const Scaled& scaled = scaled_[index];
+    const NumberRef& number = workspace.scaled_[index];
+    if (scaled.integer) {
+      std::int64_t product = 0;
+      if (__builtin_mul_overflow(static_cast<std::int64_t>(scaled.at_probe), batch, &product) ||
+          product % probe_batch_ != 0) {
+        return std::nullopt;
+      }
+      *std::get<std::int64_t*>(number) = product / probe_batch_;
+      continue;
+    }
+    // Byte counts are whole (or half, fp4) numbers far below 2⁵³: this product and quotient are
+    // exact, as the graph's own elements × bytes are.
+    const double value =
+        scaled.at_probe * static_cast<double>(batch) / static_cast<double>(probe_batch_);
+    if (auto* const* bytes = std::get_if<Bytes*>(&number)) {
+      **bytes = Bytes(value);
+    } else {
+      *std::get<double*>(number) = value;
+    }
+  }
+  const CostTable table =
+      cost_graph(workspace.graph_, order_, roofs_, scenario_.tiles, &workspace.cache);
+  return Point{compute_totals(workspace.graph_, table),
+               weights_and_cache(scenario_, workspace.graph_, order_, parameters_, weight_fraction_,
+                                 roofs_)};
+}
+
+}  // namespace rsim

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/analysis.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace rsim {
+
+/// One inference scenario as a function of its batch alone, for sweeps: its sharded op graph is
+/// built once at probe batches and kept as a template whose sizes are either constant or
+/// proportional to the batch. A point re-costs the template with those sizes scaled, which is
+/// what analyze() would cost at that batch (checked at a third probe when the line is built, and
+/// by tests against analyze() point by point), without rebuilding, re-sharding or re-validating
+/// anything: no YAML and no graph construction in the inner loop.
+///
+/// Not usable (`usable()` false, with `why`) for a training step or a decode request (their
+/// analyses add more than the graph's costs), a scenario that does not build at the probes, or a
+/// graph whose sizes are not proportional to the batch (e.g. rounded capacities); the caller then
+/// runs analyze() per point.
+class BatchLine {
+ public:
+  /// The totals and footprint analyze() reports at one batch (the critical path left out).
+  struct Point {
+    Totals total;
+    Footprint footprint;
+  };
+
+  /// A thread's copy of the template graph, patched in place point after point. It points into
+  /// itself, so it stays where it was made (BatchLine::workspace).
+  class Workspace {
+   public:
+    Workspace() = default;
+    Workspace(const Workspace&) = delete;
+    Workspace& operator=(const Workspace&) = delete;
+    TileCache cache;
+
+   private:
+    friend class BatchLine;
+    using NumberRef = std::variant<std::int64_t*, double*, Bytes*>;
+    OpGraph graph_;
+    std::vector<NumberRef> scaled_;  ///< the proportional numbers of graph_, in template order
+  };
+
+  BatchLine(const Scenario& scenario, const Roofs& roofs);
+
+  [[nodiscard]] bool usable() const { return why_.empty(); }
+  /// Why the line is not usable ("" when it is).
+  [[nodiscard]] const std::string& why() const { return why_; }
+
+  [[nodiscard]] std::unique_ptr<Workspace> workspace() const;
+
+  /// The run at `batch` ≥ 1; nullopt where a proportional size would not be whole at that batch
+  /// (the plan does not divide it, or shards it otherwise): analyze() decides those points.
+  [[nodiscard]] std::optional<Point> evaluate(std::int64_t batch, Workspace& workspace) const;
+
+ private:
+  struct Scaled {
+    std::size_t index = 0;  ///< in the visiting order of every number of the graph
+    double at_probe = 0.0;  ///< its value at probe_batch_
+    bool integer = false;   ///< a count or size: must stay whole
+  };
+
+  Scenario scenario_;
+  Roofs roofs_;
+  ParameterCount parameters_;
+  std::int64_t probe_batch_ = 1;
+  OpGraph graph_;  ///< sharded, at probe_batch_
+  std::vector<OpGraph::Vertex> order_;
+  double weight_fraction_ = 1.0;
+  std::vector<Scaled> scaled_;
+  std::string why_;
+};
+
+}  // namespace rsim

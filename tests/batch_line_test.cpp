@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+#include "sim/batch_line.hpp"
+
+#include "run_fixture.hpp"
+#include "sim/error.hpp"
+#include "sim/report/sweep_report.hpp"
+#include "sim/sweep.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+
+namespace {
+
+// Every figure a sweep reports, and the sums behind them, exactly equal.
+void require_same(const rsim::Totals& line, const rsim::Totals& run) {
+  REQUIRE(line.t_lower.si() == run.t_lower.si());
+  REQUIRE(line.t_upper.si() == run.t_upper.si());
+  REQUIRE(line.t_math.si() == run.t_math.si());
+  REQUIRE(line.t_mem.si() == run.t_mem.si());
+  REQUIRE(line.t_net.si() == run.t_net.si());
+  REQUIRE(line.flops.si() == run.flops.si());
+  REQUIRE(line.bytes.si() == run.bytes.si());
+  REQUIRE(line.t_overlapped.si() == run.t_overlapped.si());
+  REQUIRE(rsim::bound_label(line) == rsim::bound_label(run));
+  REQUIRE(line.t_by_tier.size() == run.t_by_tier.size());
+  for (std::size_t tier = 0; tier < line.t_by_tier.size(); ++tier) {
+    REQUIRE(line.t_by_tier[tier].second.si() == run.t_by_tier[tier].second.si());
+    REQUIRE(line.bytes_by_tier[tier].second.si() == run.bytes_by_tier[tier].second.si());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a batch line equals analyze() at every batch, bit for bit, on every scenario",
+          "[sweep][batch_line]") {
+  // Batches 1–12 (most of which some plan does not divide), and multiples of 7 and 64 further
+  // out; each variant of each shipped scenario where the line is usable. Where it declines a
+  // point, analyze() must fail there too or shard it otherwise (the sweep then runs analyze()).
+  std::set<std::string> usable;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(rsim::test::source_path("scenarios"))) {
+    const rsim::Scenario baseline = rsim::load_scenario(entry.path());
+    std::vector<std::string> variants{""};
+    for (const auto& variant : baseline.variant_names) {
+      variants.push_back(variant);
+    }
+    for (const std::string& variant : variants) {
+      const rsim::Scenario scenario = rsim::load_scenario(entry.path(), {{}, variant});
+      const rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
+      const rsim::BatchLine line(scenario, roofs);
+      if (!line.usable()) {
+        continue;
+      }
+      usable.insert(entry.path().stem().string() + (variant.empty() ? "" : ":" + variant));
+      auto workspace = line.workspace();
+      for (const std::int64_t batch : {1, 2, 3, 4, 5, 6, 8, 12, 49, 64, 448, 1024}) {
+        INFO(entry.path().filename().string() << " " << variant << " batch " << batch);
+        rsim::Scenario at = scenario;
+        at.workload.batch = batch;
+        std::optional<rsim::RunResult> run;
+        try {
+          run.emplace(rsim::analyze(at, roofs));
+        } catch (const rsim::InputError&) {
+        }
+        const auto point = line.evaluate(batch, *workspace);
+        if (!point) {
+          continue;  // the sweep asks analyze() (tested below: the same output either way)
+        }
+        REQUIRE(run.has_value());
+        require_same(point->total, run->bounds.total);
+        REQUIRE(point->footprint.total().si() == run->footprint.total().si());
+        REQUIRE(point->footprint.weights.si() == run->footprint.weights.si());
+        REQUIRE(point->footprint.kv_cache.si() == run->footprint.kv_cache.si());
+        REQUIRE(point->footprint.capacity.si() == run->footprint.capacity.si());
+      }
+    }
+  }
+  // The scenarios sweeps are benchmarked and documented on take the fast path.
+  for (const char* name :
+       {"pi05_thor", "llama3_70b_1024_h100", "llama3_70b_1024_h100:fsdp1024", "llama3_70b_tp8_h100",
+        "shard_d_vs_batch", "llama3_70b_decode_tp8_h100"}) {
+    INFO(name);
+    CHECK(usable.count(name) == 1);
+  }
+}
+
+TEST_CASE("a batch line declines what it cannot follow, saying why", "[sweep][batch_line]") {
+  const auto train =
+      rsim::load_scenario(rsim::test::source_path("scenarios/llama3_8b_train_h100.yaml"));
+  const rsim::BatchLine training(train, rsim::scenario_roofs(train, ""));
+  CHECK_FALSE(training.usable());
+  CHECK_THAT(training.why(), Catch::Contains("training"));
+  // A plan splitting the batch over 2 devices: odd batches are not whole per device.
+  const auto shard = rsim::load_scenario(rsim::test::source_path("scenarios/shard_d_vs_batch.yaml"),
+                                         {{{"plan.preset", "shard_batch"}}, ""});
+  const rsim::BatchLine line(shard, rsim::scenario_roofs(shard, ""));
+  REQUIRE(line.usable());
+  auto workspace = line.workspace();
+  CHECK_FALSE(line.evaluate(3, *workspace).has_value());
+  CHECK(line.evaluate(4, *workspace).has_value());
+}
+
+TEST_CASE("sweeps along batch lines print what analyze() at every point prints",
+          "[sweep][batch_line]") {
+  // Errors, crossovers (bisected through the same evaluator) and every figure.
+  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
+  const std::vector<rsim::SweepAxis> axes{
+      rsim::parse_sweep_axis("workload.batch=1..600:7", "--over"),
+      rsim::parse_sweep_axis("plan=shard_d,shard_batch", "--over")};
+  rsim::SweepOptions fast;
+  rsim::SweepOptions slow;
+  slow.batch_lines = false;
+  auto with_lines = rsim::sweep_to_json(rsim::run_sweep(path, {}, axes, "", {}, fast));
+  auto without = rsim::sweep_to_json(rsim::run_sweep(path, {}, axes, "", {}, slow));
+  CHECK(with_lines.dump() == without.dump());
+  CHECK_FALSE(with_lines["crossovers"].empty());
+}
