@@ -2,6 +2,7 @@
 // rsim's speed, measured (issue: sweeps and search): a whole scenario evaluation, the pipeline
 // without YAML, the tiling search of one GEMM, and sweep points per second.
 #include "sim/analysis.hpp"
+#include "sim/batch_line.hpp"
 #include "sim/search.hpp"
 #include "sim/sweep.hpp"
 #include "sim/tiling.hpp"
@@ -70,6 +71,41 @@ void BM_SweepLlama70b1024(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(points));
 }
 BENCHMARK(BM_SweepLlama70b1024)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One point of a batch line on one thread (items/s: points/s per core): the TP 8 × DP 128 plan
+// of the sweep above at batches 1024, 2048, …, 1024².
+void BM_BatchLinePoint(benchmark::State& state) {
+  const rsim::Scenario scenario =
+      rsim::load_scenario(source("scenarios/llama3_70b_1024_h100.yaml"));
+  const rsim::BatchLine line(scenario, rsim::scenario_roofs(scenario, ""));
+  auto workspace = line.workspace();
+  std::int64_t batch = 0;
+  for (auto _ : state) {
+    batch = batch % (1024 * 1024) + 1024;
+    benchmark::DoNotOptimize(line.evaluate(batch, *workspace));
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_BatchLinePoint)->Unit(benchmark::kMicrosecond);
+
+// Inference plans per second (items/s: plans seen; costed/s: plans given a time): `rsim search`
+// of Llama-3-70B prefill on 16,384 H100s.
+void BM_SearchLlama70b16384(benchmark::State& state) {
+  const rsim::Scenario scenario = rsim::load_scenario(source("scenarios/llama3_70b_tp8_h100.yaml"));
+  const rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
+  std::int64_t seen = 0;
+  std::int64_t costed = 0;
+  for (auto _ : state) {
+    const auto result = rsim::search_plans(scenario, roofs, 16384, rsim::SearchObjective::latency);
+    seen += result.seen;
+    costed += static_cast<std::int64_t>(result.ranked.size());
+    benchmark::DoNotOptimize(result);
+  }
+  state.SetItemsProcessed(seen);
+  state.counters["costed"] =
+      benchmark::Counter(static_cast<double>(costed), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SearchLlama70b16384)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Training plans per second: `rsim search` of GPT-3 175B on 1024 H100s (every core). items/s
 // counts the plans of the space (seen); costed/s those given a step time; analyses/s the

@@ -98,16 +98,33 @@ bool holds_panels(const MemoryTier& inner, const Roofs& roofs) {
 
 // The traffic a tier serves when `inner` holds the tile: the user's tile for matmuls where one is
 // fixed for `inner`, else the best that fits; nullopt for ops the tiling model does not cover.
-std::optional<TiledTraffic> tiled_traffic(const Op& op, const MemoryTier& inner, const Roofs& roofs,
+// The tiling model's view of an op, taken once for every tier: a GEMM or an FMHA (or neither).
+struct TiledShape {
+  std::optional<GemmShape> gemm;
+  std::optional<FlashShape> flash;
+};
+
+TiledShape tiled_shape(const Op& op) {
+  TiledShape shape;
+  if (op.kind == OpKind::matmul) {
+    shape.gemm = gemm_shape(op);
+  } else if (op.kind == OpKind::attention) {
+    shape.flash = flash_shape(op);
+  }
+  return shape;
+}
+
+std::optional<TiledTraffic> tiled_traffic(const Op& op, const TiledShape& tiled,
+                                          const MemoryTier& inner, const Roofs& roofs,
                                           const TileChoices& tiles, TileCache* cache) {
   const TileBudget budget = tile_budget(inner, roofs);
-  if (op.kind == OpKind::attention) {
-    return best_flash_tile(flash_shape(op), budget, cache);
+  if (tiled.flash) {
+    return best_flash_tile(*tiled.flash, budget, cache);
   }
-  if (op.kind != OpKind::matmul) {
+  if (!tiled.gemm) {
     return std::nullopt;
   }
-  const GemmShape shape = gemm_shape(op);
+  const GemmShape& shape = *tiled.gemm;
   const Tile* fixed = tiles.find(inner.name);
   std::optional<TiledTraffic> traffic =
       fixed != nullptr ? gemm_traffic(shape, *fixed) : best_gemm_tile(shape, budget, cache);
@@ -226,9 +243,10 @@ std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileCho
     costs.push_back(TierCost{tier.name, ideal, Seconds(0.0), tier.bandwidth.has_value(),
                              std::nullopt, "", false, false});
   }
+  const TiledShape shape = tiled ? tiled_shape(op) : TiledShape{};
   for (std::size_t index = 0; tiled && index + 1 < tier_count; ++index) {
     const MemoryTier& inner = roofs.memory[index + 1];
-    if (const auto traffic = tiled_traffic(op, inner, roofs, tiles, cache)) {
+    if (const auto traffic = tiled_traffic(op, shape, inner, roofs, tiles, cache)) {
       TierCost& cost = costs[index];
       cost.bytes = traffic->bytes;
       cost.tile = traffic->tile;

@@ -22,8 +22,9 @@ constexpr std::array<std::int64_t, 5> kSliceDepths{16, 32, 64, 128, 256};
 double ceil_div(std::int64_t numerator, std::int64_t denominator) {
   const auto divisor = static_cast<std::uint64_t>(denominator);
   const std::int64_t rounded_up = numerator + denominator - 1;
-  return static_cast<double>(std::has_single_bit(divisor) ? rounded_up >> std::countr_zero(divisor)
-                                                          : rounded_up / denominator);
+  const bool power_of_two = (divisor & (divisor - 1)) == 0;  // no popcount instruction needed
+  return static_cast<double>(power_of_two ? rounded_up >> std::countr_zero(divisor)
+                                          : rounded_up / denominator);
 }
 
 std::int64_t axis_product(const Tensor& tensor, const std::vector<const Tensor*>& present,
@@ -194,13 +195,16 @@ std::optional<std::int64_t> largest_fitting_edge(std::int64_t extent, bool inclu
   const auto edge_at = [&](int index) {
     return index < powers ? std::int64_t{1} << index : extent;
   };
-  int low = -1;      // the last index known to fit (−1: none yet)
+  if (edges == 0 || !fits_at(edge_at(0))) {
+    return std::nullopt;  // the common case of a row past the capacity, settled in one check
+  }
+  int low = 0;       // the last index known to fit
   int high = edges;  // the first index known not to fit
   while (high - low > 1) {
     const int middle = low + (high - low) / 2;
     (fits_at(edge_at(middle)) ? low : high) = middle;
   }
-  return low >= 0 ? std::optional(edge_at(low)) : std::nullopt;
+  return edge_at(low);
 }
 
 // Streamed K-slice depths below K, shallowest first.
@@ -314,14 +318,13 @@ void TileRow::add(const TiledTraffic& candidate) {
 }
 
 std::size_t TileCache::KeyHash::operator()(const Key& key) const {
-  std::size_t hash = 0;
-  const auto mix = [&](double value) {
-    hash ^= std::hash<double>{}(value) + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
-  };
+  // The bits of each value, mixed (boost::hash_combine's constant); the keys are a few
+  // thousand at most, so this only has to spread them.
+  std::uint64_t hash = 0;
   for (const double value : key) {
-    mix(value);
+    hash ^= std::bit_cast<std::uint64_t>(value) + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
   }
-  return hash;
+  return static_cast<std::size_t>(hash);
 }
 
 std::vector<TileRow>* TileCache::rows(const Key& key) { return &rows_[key]; }
