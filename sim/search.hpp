@@ -72,11 +72,13 @@ struct TrainingPlan {
   std::int64_t microbatches = 1;   ///< m per step
   Recompute recompute = Recompute::none;
   std::int64_t interleave = 1;  ///< v: layer chunks per pipeline stage (p > 1)
+  /// The data axis's gradient reductions overlapped with the last microbatch's backward (d > 1).
+  bool overlap_gradients = false;
   /// megatron_3d, megatron_3d_sp, zero3_3d or zero3_3d_sp.
   [[nodiscard]] std::string_view preset() const;
   /// The preset, with "+zero1" or "+zero2" for plan.zero_stage 1 or 2.
   [[nodiscard]] std::string sharding() const;
-  /// "t8 p16 d8 megatron_3d+zero1 m192 full v2".
+  /// "t8 p16 d8 megatron_3d+zero1 m192 full v2 overlap".
   [[nodiscard]] std::string label() const;
 };
 
@@ -141,17 +143,21 @@ struct TrainingSearchOptions {
 /// - m ∈ divisors of the global batch B (b = B/(m·d) sequences per microbatch must be whole);
 /// - recompute none, selective, full;
 /// - v ∈ divisors of L/p for p > 1 (1 otherwise); v > 1 needs m % p = 0 (Megatron-LM's
-///   interleaved schedule, Narayanan et al. 2021 §2.2.2).
+///   interleaved schedule, Narayanan et al. 2021 §2.2.2);
+/// - for d > 1, the weight gradients' reductions over 'data' after the backward pass (as the
+///   lower bound sums them) or overlapped with the last microbatch's backward: exposed
+///   max(G/ℓ, G − B/m) of their time G (B the step's backward device time, ℓ the layers held).
 /// Rejected with their reason: the mesh does not fit the tiers; p does not divide the layers;
 /// weights, gradients and optimizer state alone exceed the memory (P/(t·p) parameters × their
 /// bytes, the ZeRO-split parts / d, before costing); b is not whole; the plan does not divide the
 /// model (then at every m, so the other m are not costed); the costed footprint does not fit (a
 /// larger microbatch of the same plan then does not fit either: the saved activations grow with
 /// b·min(m, p) = min(B/d, b·p), so those are rejected uncosted); v > 1 with m % p ≠ 0. One
-/// analyze() per (t, p, d, weights, sp, m, recompute) at v = 1; the other v follow exactly (the
-/// stage-boundary sends × v, the bubble (p − 1)/(v·m) × the pipelined work). `prune` off costs what
-/// the shortcuts skip. Ranked by the step's lower bound; ties by upper bound, then plan order (t,
-/// p, ZeRO stage, sp, m, recompute, v ascending). Parallel with TBB; the ranking does not depend on
+/// analyze() per (t, p, d, weights, sp, m, recompute) at v = 1; the other v and the overlap
+/// follow exactly (the stage-boundary sends × v, the bubble (p − 1)/(v·m) × the pipelined work,
+/// the hidden part of the reductions). `prune` off costs what the shortcuts skip. Ranked by the
+/// step's lower bound; ties by upper bound, then plan order (t, p, ZeRO stage, sp, m, recompute,
+/// v, overlap ascending). Parallel with TBB; the ranking does not depend on
 /// the thread count.
 TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,
                                            std::int64_t devices,

@@ -29,6 +29,10 @@ constexpr std::string_view kInterleaveReason = "interleaving needs m divisible b
 
 constexpr std::array kRecomputeLevels{Recompute::none, Recompute::selective, Recompute::full};
 
+// Gradient reductions after the backward pass, or overlapped with it: both where there is a data
+// axis to reduce over, neither otherwise.
+std::int64_t overlap_options(const TrainingPlan& shape) { return shape.data > 1 ? 2 : 1; }
+
 std::string bytes_text(Bytes bytes) { return format_quantity(bytes.si(), Dimension::bytes); }
 
 // The interleaves a pipeline of p stages over L layers can take: every v with p·v | L (v = 1
@@ -129,7 +133,8 @@ class TrainingSearcher {
   [[nodiscard]] TaskResult run(const TrainingPlan& shape, TileCache& cache) const {
     TaskResult result;
     const std::vector<std::int64_t> chunks = interleaves(context_.layers, shape.pipeline);
-    const auto all_v = static_cast<std::int64_t>(chunks.size());
+    // The plans of one m: every v, each with and without overlapped gradient reductions.
+    const auto all_v = static_cast<std::int64_t>(chunks.size()) * overlap_options(shape);
     const std::vector<std::int64_t> counts = divisors(context_.scenario.workload.batch);
     const auto reject_all = [&](std::string_view reason, const std::string& detail) {
       result.rejected.push_back(
@@ -230,7 +235,7 @@ class TrainingSearcher {
   Outcome cost(const TrainingPlan& point, const Plan& plan, const std::string& mesh,
                bool vocab_replicated, const std::vector<std::int64_t>& chunks, TileCache& cache,
                TaskResult& result) const {
-    const auto all_v = static_cast<std::int64_t>(chunks.size());
+    const auto all_v = static_cast<std::int64_t>(chunks.size()) * overlap_options(point);
     Scenario scenario = context_.scenario;
     scenario.plan = plan;
     Training& training = scenario.workload.training;
@@ -258,11 +263,16 @@ class TrainingSearcher {
       return {run->footprint, std::nullopt};
     }
     // The stage-boundary sends run once per microbatch and chunk; the pipelined work is every
-    // row but the optimizer's (add_pipeline_bubble).
+    // row but the optimizer's (add_pipeline_bubble). The weight gradients' reductions over the
+    // data axis (all-reduce, or reduce-scatter under ZeRO) and the backward pass's device work
+    // decide what overlapping them can hide.
     RowSums sends;
     RowSums work;
+    RowSums gradients;
+    double backward_device = 0.0;
     for (std::size_t row = 0; row < run->table.order.size(); ++row) {
       const Op& op = run->graph.op(run->table.order[row]);
+      const auto index = static_cast<Eigen::Index>(row);
       if (op.kind == OpKind::collective && op.collective.kind == CollectiveKind::send_recv &&
           op.name.starts_with("pipeline.")) {
         sends.add(run->table, row);
@@ -270,7 +280,27 @@ class TrainingSearcher {
       if (op.pass != Pass::optimizer) {
         work.add(run->table, row);
       }
+      if (op.kind == OpKind::collective && op.pass == Pass::backward && op.mesh_axis == "data" &&
+          (op.collective.kind == CollectiveKind::all_reduce ||
+           op.collective.kind == CollectiveKind::reduce_scatter)) {
+        gradients.add(run->table, row);
+      }
+      if (op.kind != OpKind::collective && op.pass == Pass::backward) {
+        backward_device += device_time(run->table, index) * run->table.counts(index);
+      }
     }
+    // Overlapped (PyTorch DDP's bucketed all-reduce, Megatron's overlap_grad_reduce): the
+    // reductions start layer by layer during the last microbatch's backward, after which the
+    // step's gradients are complete; what that backward cannot cover stays exposed, and never
+    // less than the last layer's share (its gradient is ready only at the end):
+    // exposed = max(G/ℓ, G − B/m), G the reductions' time, B the step's backward device time,
+    // ℓ the layers one device holds.
+    const double layers_held =
+        static_cast<double>(context_.layers) / static_cast<double>(point.pipeline);
+    const double exposed_overlapped =
+        std::max(gradients.network / layers_held,
+                 gradients.network - backward_device / static_cast<double>(point.microbatches));
+    const double hidden = gradients.network - exposed_overlapped;
     const Totals& total = run->bounds.total;
     const double bubble_lower = run->pipeline ? run->pipeline->bubble_lower.si() : 0.0;
     const double bubble_upper = run->pipeline ? run->pipeline->bubble_upper.si() : 0.0;
@@ -283,7 +313,8 @@ class TrainingSearcher {
       if (chunk > 1 && point.microbatches % stages != 0) {
         result.rejected.push_back(
             {plan_v, std::string(kInterleaveReason),
-             fmt::format("{} microbatches over {} stages", point.microbatches, stages), 1});
+             fmt::format("{} microbatches over {} stages", point.microbatches, stages),
+             overlap_options(point)});
         continue;
       }
       // v chunks per stage: v times the sends; each device idles (p − 1)/(v·m) of its work
@@ -309,6 +340,14 @@ class TrainingSearcher {
       candidate.footprint = run->footprint;
       candidate.mfu = context_.model_flops / (static_cast<double>(context_.devices) *
                                               context_.peak * candidate.step_lower.si());
+      if (overlap_options(point) > 1) {
+        TrainingCandidate overlapped = candidate;
+        overlapped.plan.overlap_gradients = true;
+        overlapped.step_lower = candidate.step_lower - Seconds(hidden);
+        overlapped.mfu = context_.model_flops / (static_cast<double>(context_.devices) *
+                                                 context_.peak * overlapped.step_lower.si());
+        result.candidates.push_back(std::move(overlapped));
+      }
       result.candidates.push_back(std::move(candidate));
     }
     return {};
@@ -343,7 +382,8 @@ std::pair<double, double> model_flops(const Scenario& scenario, const Roofs& roo
 
 auto plan_key(const TrainingPlan& plan) {
   return std::make_tuple(plan.tensor, plan.pipeline, plan.zero_stage, plan.sequence_parallel,
-                         plan.microbatches, static_cast<int>(plan.recompute), plan.interleave);
+                         plan.microbatches, static_cast<int>(plan.recompute), plan.interleave,
+                         plan.overlap_gradients);
 }
 
 }  // namespace
@@ -361,8 +401,9 @@ std::string TrainingPlan::sharding() const {
 }
 
 std::string TrainingPlan::label() const {
-  return fmt::format("t{} p{} d{} {} m{} {}{}", tensor, pipeline, data, sharding(), microbatches,
-                     to_string(recompute), pipeline > 1 ? fmt::format(" v{}", interleave) : "");
+  return fmt::format("t{} p{} d{} {} m{} {}{}{}", tensor, pipeline, data, sharding(), microbatches,
+                     to_string(recompute), pipeline > 1 ? fmt::format(" v{}", interleave) : "",
+                     overlap_gradients ? " overlap" : "");
 }
 
 TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,
@@ -421,7 +462,7 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
             shape.sequence_parallel = sequence_parallel;
             shape.recompute = recompute;
             tasks.push_back(shape);
-            result.seen += microbatch_counts * chunks;
+            result.seen += microbatch_counts * chunks * overlap_options(shape);
           }
         }
       }

@@ -136,28 +136,30 @@ TEST_CASE("training search on 8 GPUs: the best plan, derived by hand", "[search]
   // F = 9216 (not gated), V = 32000 tied; 16 sequences of 512 tokens on 8 H100s.
   // Space: t | 8, p | 8/t, d = 8/(t·p); ZeRO stage 0, 1, 2, 3 (the last three for d > 1); sp
   // off or on (t > 1); m ∈ divisors(16) = {1, 2, 4, 8, 16}; recompute ×3; v = 1 (no p > 1
-  // divides 9). Shapes (ZeRO × sp) × 3 × 5 per (t, p, d):
-  //   t1 p1 d8: 4 → 60; t1 p2 d4: 60; t1 p4 d2: 60; t1 p8 d1: 15; t2 p1 d4: 8 → 120;
-  //   t2 p2 d2: 120; t2 p4 d1: 2 → 30; t4 p1 d2: 120; t4 p2 d1: 30; t8 p1 d1: 30. Σ = 645.
+  // divides 9); gradients reduced after the backward or overlapped with it (d > 1). Shapes
+  // (ZeRO × sp) × 3 × 5 × (2 for d > 1) per (t, p, d):
+  //   t1 p1 d8: 4 → 120; t1 p2 d4: 120; t1 p4 d2: 120; t1 p8 d1: 15; t2 p1 d4: 8 → 240;
+  //   t2 p2 d2: 240; t2 p4 d1: 2 → 30; t4 p1 d2: 240; t4 p2 d1: 30; t8 p1 d1: 30. Σ = 1185.
   // Rejected, first reason first:
-  //   layers (p ∈ {2, 4, 8} does not divide 9): 60 + 60 + 15 + 120 + 30 + 30 = 315;
+  //   layers (p ∈ {2, 4, 8} does not divide 9): 120 + 120 + 15 + 240 + 30 + 30 = 555;
   //   batch (16/m sequences per microbatch over d must be whole: m·d | 16): d8 m ∈ {4, 8, 16}:
-  //     4 shapes × 3 × 3 = 36; d4 (t2) m ∈ {8, 16}: 8 × 3 × 2 = 48; d2 (t4) m = 16: 8 × 3 = 24
-  //     → 108;
-  //   model (9 heads over t ∈ {2, 4, 8}): t2 d4 m ∈ {1, 2, 4}: 8 × 3 × 3 = 72; t4 d2 m ∈ {1, 2,
-  //     4, 8}: 8 × 3 × 4 = 96; t8 d1: 2 × 3 × 5 = 30 → 198.
-  // Costed: t1 p1 d8, 4 shapes × 3 × m ∈ {1, 2} = 24 (P ≈ 0.65e9 × 16 B ≈ 10 GB fits).
+  //     4 shapes × 3 × 3 × 2 = 72; d4 (t2) m ∈ {8, 16}: 8 × 3 × 2 × 2 = 96; d2 (t4) m = 16:
+  //     8 × 3 × 2 = 48 → 216;
+  //   model (9 heads over t ∈ {2, 4, 8}): t2 d4 m ∈ {1, 2, 4}: 8 × 3 × 3 × 2 = 144; t4 d2 m ∈
+  //     {1, 2, 4, 8}: 8 × 3 × 4 × 2 = 192; t8 d1: 2 × 3 × 5 = 30 → 366.
+  // Costed: t1 p1 d8, 4 shapes × 3 × m ∈ {1, 2} × 2 = 48 (P ≈ 0.65e9 × 16 B ≈ 10 GB fits).
   const auto result = train_search("odd_decoder_train.yaml", 8);
-  CHECK(result.seen == 645);
-  CHECK(rejected(result, "layers do not divide over the pipeline") == 315);
-  CHECK(rejected(result, "batch does not divide into microbatches") == 108);
-  CHECK(rejected(result, "does not divide the model") == 198);
+  CHECK(result.seen == 1185);
+  CHECK(rejected(result, "layers do not divide over the pipeline") == 555);
+  CHECK(rejected(result, "batch does not divide into microbatches") == 216);
+  CHECK(rejected(result, "does not divide the model") == 366);
   CHECK(result.rejected_by_reason.size() == 3);
-  CHECK(result.ranked.size() == 24);
-  // Analyses: the 24 costed, and one per shape that does not divide the model (its first whole
-  // b; the other m divide no better): t2 8 × 3 + t4 8 × 3 + t8 2 × 3 = 54.
+  CHECK(result.ranked.size() == 48);
+  // Analyses: the 24 costed without the overlap (it is derived), and one per shape that does not
+  // divide the model (its first whole b; the other m divide no better): t2 8 × 3 + t4 8 × 3 +
+  // t8 2 × 3 = 54.
   CHECK(result.analyses == 24 + 54);
-  // The best of the 24, by hand. Every one runs the same math (1/8 of the step's tokens).
+  // The best of the 48, by hand. Every one runs the same math (1/8 of the step's tokens).
   // - recompute none: selective and full add forward work (and, under ZeRO-3, weight gathers);
   // - m = 1: m = 2 reads every weight twice (and ZeRO-3 gathers it twice), for the same FLOPs;
   // - at m = 1, with G = matmul weights × 2 B: (9 × (4·D² + 2·D·F) + V·D) = 9 × 63,700,992 +
@@ -172,7 +174,11 @@ TEST_CASE("training search on 8 GPUs: the best plan, derived by hand", "[search]
   //   - ZeRO-3 all-gathers the weights for the forward and again for the backward and
   //     reduce-scatters the gradients ((7/8)·G/W each) and updates P/8: ZeRO-3 − ZeRO-1 =
   //     (7/8)·G/W = +2.516 ms.
-  // Best: t1 p1 d8 megatron_3d+zero1 m1 none, the plan of odd_decoder_train.yaml.
+  // - overlapping ZeRO-1's gradient reduce-scatter (2.516 ms) with the backward: exposed
+  //   max(G/ℓ, G − B/m) with ℓ = 9 layers, m = 1 and B ≥ the backward matmuls' math alone,
+  //   4 × 647,036,928 × 1024 tokens / 989.4e12 FLOP/s = 2.679 ms > (8/9)·G: exposed G/9, so the
+  //   overlap hides (8/9) × 2.516 = 2.237 ms.
+  // Best: t1 p1 d8 megatron_3d+zero1 m1 none overlap, the plan of odd_decoder_train.yaml.
   REQUIRE(result.ranked.size() >= 2);
   const auto& best = result.ranked.front().plan;
   CHECK(best.tensor == 1);
@@ -181,25 +187,28 @@ TEST_CASE("training search on 8 GPUs: the best plan, derived by hand", "[search]
   CHECK(best.zero_stage == 1);
   CHECK(best.microbatches == 1);
   CHECK(best.recompute == rsim::Recompute::none);
-  const auto direct = run_plan("odd_decoder_train.yaml", "megatron_3d", 8, 1, 1, "none", 1, 1);
-  CHECK(result.ranked.front().step_lower.si() ==
-        Approx(direct.bounds.total.t_lower.si()).epsilon(1e-12));
-  CHECK(result.ranked.front().footprint.total().si() ==
-        Approx(direct.footprint.total().si()).epsilon(1e-12));
-  const auto at_m1 = [&](std::int64_t zero_stage) {
+  CHECK(best.overlap_gradients);
+  const auto at_m1 = [&](std::int64_t zero_stage, bool overlap = false) {
     const auto found =
         std::find_if(result.ranked.begin(), result.ranked.end(), [&](const auto& candidate) {
           return candidate.plan.zero_stage == zero_stage && candidate.plan.microbatches == 1 &&
-                 candidate.plan.recompute == rsim::Recompute::none;
+                 candidate.plan.recompute == rsim::Recompute::none &&
+                 candidate.plan.overlap_gradients == overlap;
         });
     REQUIRE(found != result.ranked.end());
     return *found;
   };
+  // Without the overlap the step is the run's lower bound.
+  const auto direct = run_plan("odd_decoder_train.yaml", "megatron_3d", 8, 1, 1, "none", 1, 1);
+  CHECK(at_m1(1).step_lower.si() == Approx(direct.bounds.total.t_lower.si()).epsilon(1e-12));
+  CHECK(result.ranked.front().footprint.total().si() ==
+        Approx(direct.footprint.total().si()).epsilon(1e-12));
   // The hand differences, less the collectives' latencies and the small activation reshards
   // ZeRO-3's sharded embedding table adds (a few %).
   CHECK((at_m1(1).step_lower - at_m1(0).step_lower).si() == Approx(-5.070e-3).epsilon(0.05));
   CHECK((at_m1(3).step_lower - at_m1(1).step_lower).si() == Approx(2.516e-3).epsilon(0.05));
   CHECK(at_m1(2).step_lower.si() == Approx(at_m1(1).step_lower.si()).epsilon(1e-12));
+  CHECK((at_m1(1, true).step_lower - at_m1(1).step_lower).si() == Approx(-2.237e-3).epsilon(0.05));
   // ZeRO-2 keeps 1/8 of the gradients: (7/8) × 1,294,073,856 B less than ZeRO-1.
   CHECK((at_m1(1).footprint.gradients - at_m1(2).footprint.gradients).si() ==
         Approx(0.875 * 1'294'073'856.0).epsilon(0.01));
@@ -212,29 +221,29 @@ TEST_CASE("training search counts what it rejects, and interleaving follows from
           "[search][train]") {
   // Llama 2 7B (L = 32, 32 heads, V = 32000), 8 sequences of 128 tokens on 8 H100s; ZeRO 0–3
   // for d > 1 (4 ways), 0 for d = 1; m ∈ {1, 2, 4, 8}; v ∈ divisors(32/p): p2 → 5, p4 → 4,
-  // p8 → 3.
-  // Seen: t1p1d8 4·3·4 = 48; t1p2d4 4·3·4·5 = 240; t1p4d2 4·3·4·4 = 192; t1p8d1 3·4·3 = 36;
-  //   t2p1d4 8·3·4 = 96; t2p2d2 8·3·4·5 = 480; t2p4d1 2·3·4·4 = 96; t4p1d2 96; t4p2d1 2·3·4·5
-  //   = 120; t8p1d1 2·3·4 = 24. Σ = 1428.
+  // p8 → 3; gradients after or overlapped for d > 1 (× 2; every count below for d > 1 is × 2).
+  // Seen: t1p1d8 4·3·4·2 = 96; t1p2d4 4·3·4·5·2 = 480; t1p4d2 4·3·4·4·2 = 384; t1p8d1 3·4·3 =
+  //   36; t2p1d4 8·3·4·2 = 192; t2p2d2 8·3·4·5·2 = 960; t2p4d1 2·3·4·4 = 96; t4p1d2 192; t4p2d1
+  //   2·3·4·5 = 120; t8p1d1 2·3·4 = 24. Σ = 2580.
   // Memory before costing: P = 32 × (4·4096² + 3·4096·11008 + 2·4096) + 2·32000·4096 + 4096
   //   = 6,738,415,616 parameters × (2 + 2 + 12) B = 107.8 GB > 80 GB replicated on one shard
-  //   (t1 p1 d8 ZeRO-0: 3 × 4 = 12 plans); ZeRO-1 there needs 2 + 2 + 12/8 = 5.5 B per
+  //   (t1 p1 d8 ZeRO-0: 3 × 4 × 2 = 24 plans); ZeRO-1 there needs 2 + 2 + 12/8 = 5.5 B per
   //   parameter (37.1 GB) and fits, as do 2 shards (53.9 GB).
-  // Batch (m·d | 8): t1p1d8 ZeRO 1–3 m ∈ {2, 4, 8}: 3·3·3 = 27; t1p2d4 m ∈ {4, 8}: 4·3·2·5 =
-  //   120; t1p4d2 m = 8: 4·3·4 = 48; t2p1d4: 8·3·2 = 48; t2p2d2: 8·3·5 = 120; t4p1d2: 8·3 = 24
-  //   → 387.
-  // Interleaving (v > 1 needs p | m): t1p2d4 m = 1: 4·3·4 = 48; t1p4d2 m ∈ {1, 2}: 4·3·2·3 = 72;
-  //   t1p8d1 m ∈ {1, 2, 4}: 3·3·2 = 18; t2p2d2 m = 1: 8·3·4 = 96; t2p4d1 m ∈ {1, 2}: 2·3·2·3 =
-  //   36; t4p2d1 m = 1: 2·3·4 = 24 → 294.
+  // Batch (m·d | 8): t1p1d8 ZeRO 1–3 m ∈ {2, 4, 8}: 3·3·3·2 = 54; t1p2d4 m ∈ {4, 8}: 4·3·2·5·2
+  //   = 240; t1p4d2 m = 8: 4·3·4·2 = 96; t2p1d4: 8·3·2·2 = 96; t2p2d2: 8·3·5·2 = 240; t4p1d2:
+  //   8·3·2 = 48 → 774.
+  // Interleaving (v > 1 needs p | m): t1p2d4 m = 1: 4·3·4·2 = 96; t1p4d2 m ∈ {1, 2}: 4·3·2·3·2
+  //   = 144; t1p8d1 m ∈ {1, 2, 4}: 3·3·2 = 18; t2p2d2 m = 1: 8·3·4·2 = 192; t2p4d1 m ∈ {1, 2}:
+  //   2·3·2·3 = 36; t4p2d1 m = 1: 2·3·4 = 24 → 510.
   // Everything divides the model (32 heads, F = 11008 = 2⁸·43, V, D over 8); the rest is costed:
-  // 1428 − 12 − 387 − 294 = 735.
+  // 2580 − 24 − 774 − 510 = 1272.
   const auto result = train_search("llama2_7b_train.yaml", 8);
-  CHECK(result.seen == 1428);
-  CHECK(rejected(result, "does not fit in memory") == 12);
-  CHECK(rejected(result, "batch does not divide into microbatches") == 387);
-  CHECK(rejected(result, "interleaving needs m divisible by p") == 294);
+  CHECK(result.seen == 2580);
+  CHECK(rejected(result, "does not fit in memory") == 24);
+  CHECK(rejected(result, "batch does not divide into microbatches") == 774);
+  CHECK(rejected(result, "interleaving needs m divisible by p") == 510);
   CHECK(result.rejected_by_reason.size() == 3);
-  CHECK(result.ranked.size() == 735);
+  CHECK(result.ranked.size() == 1272);
   const auto memory = std::find_if(
       result.rejected.begin(), result.rejected.end(),
       [](const auto& rejection) { return rejection.reason == "does not fit in memory"; });
@@ -245,8 +254,8 @@ TEST_CASE("training search counts what it rejects, and interleaving follows from
       std::find_if(result.ranked.begin(), result.ranked.end(), [](const auto& candidate) {
         const auto& plan = candidate.plan;
         return plan.tensor == 1 && plan.pipeline == 2 && plan.zero_stage == 0 &&
-               plan.microbatches == 2 && plan.recompute == rsim::Recompute::selective &&
-               plan.interleave == 2;
+               !plan.overlap_gradients && plan.microbatches == 2 &&
+               plan.recompute == rsim::Recompute::selective && plan.interleave == 2;
       });
   REQUIRE(interleaved != result.ranked.end());
   const auto direct = run_plan("llama2_7b_train.yaml", "megatron_3d", 4, 2, 2, "selective", 2);
@@ -257,14 +266,14 @@ TEST_CASE("training search counts what it rejects, and interleaving follows from
   CHECK(interleaved->bubble.si() == Approx(direct.pipeline->bubble_lower.si()).epsilon(1e-12));
   // (p − 1)/(v·m + p − 1) = 1/(2·2 + 1) = 0.2.
   CHECK(interleaved->bubble_fraction == Approx(0.2));
-  // Pruning drops no plan that fits: costing every plan ranks the same 735.
+  // Pruning drops no plan that fits: costing every plan ranks the same 1272.
   const auto scenario =
       rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml"));
   rsim::TrainingSearchOptions exhaustive;
   exhaustive.prune = false;
   const auto all =
       rsim::search_training_plans(scenario, rsim::scenario_roofs(scenario, ""), 8, exhaustive);
-  CHECK(all.seen == 1428);
+  CHECK(all.seen == 2580);
   CHECK(rsim::training_search_to_json(all, 0)["ranked"] ==
         rsim::training_search_to_json(result, 0)["ranked"]);
 }
@@ -282,7 +291,7 @@ TEST_CASE("training search ranks the same on one thread and on many", "[search][
   }
   std::ostringstream text;
   rsim::write_training_search_text(text, result, 3);
-  CHECK(text.str().find("645 plans seen, 24 costed") != std::string::npos);
+  CHECK(text.str().find("1185 plans seen, 48 costed") != std::string::npos);
   CHECK_THROWS_AS(train_search("odd_decoder_train.yaml", 0), rsim::InputError);
   // An inference scenario is not searched as training.
   const auto inference =

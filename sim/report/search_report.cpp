@@ -67,6 +67,8 @@ std::string plan_change(const TrainingPlan& from, const TrainingPlan& to) {
   note("m", from.microbatches, to.microbatches);
   note("recompute", to_string(from.recompute), to_string(to.recompute));
   note("v", from.interleave, to.interleave);
+  note("gradients", from.overlap_gradients ? "overlapped" : "after",
+       to.overlap_gradients ? "overlapped" : "after");
   return fmt::format("{}", fmt::join(changes, ", "));
 }
 
@@ -204,7 +206,7 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
                        example->detail);
   }
   out << "Ranked by step time (lower bound, bubble included); ties: upper bound, then t, p, "
-         "ZeRO stage, sp, m, recompute, v ascending.\n\n";
+         "ZeRO stage, sp, m, recompute, v, overlap ascending.\n\n";
   TextTable table({{"#"},
                    {"t×p×d"},
                    {"preset", Align::left},
@@ -212,6 +214,7 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
                    {"b"},
                    {"recompute", Align::left},
                    {"v"},
+                   {"grads", Align::left},
                    {"step lower"},
                    {"upper"},
                    {"ΣT_math"},
@@ -234,6 +237,9 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
          plan.sharding() + (candidate.vocab_replicated ? "*" : ""),
          fmt::format("{}", plan.microbatches), fmt::format("{}", candidate.microbatch),
          std::string(to_string(plan.recompute)), fmt::format("{}", plan.interleave),
+         plan.data == 1           ? "-"
+         : plan.overlap_gradients ? "overlap"
+                                  : "after",
          seconds(candidate.step_lower), seconds(candidate.step_upper), seconds(candidate.t_math),
          seconds(candidate.t_mem), seconds(candidate.t_net), training_bound(candidate),
          fmt::format("{} ({:.3g} %)", seconds(candidate.bubble), 100.0 * candidate.bubble_fraction),
@@ -249,7 +255,9 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
   }
   out << fmt::format(
       "t×p×d: tensor × pipeline × data devices; b: sequences per microbatch per replica; v: "
-      "layer chunks per stage; MFU: {:.4g} model FLOPs per step (forward + backward, no "
+      "layer chunks per stage; grads: the data axis's gradient reductions after the backward pass "
+      "or overlapped with the last microbatch's (exposed: max(G/layers, G − backward/m)); MFU: "
+      "{:.4g} model FLOPs per step (forward + backward, no "
       "recomputation) / (devices × peak × step).{}\n",
       result.model_flops,
       vocab_note ? " *: the vocabulary does not divide over t; the LM head is replicated." : "");
@@ -273,6 +281,7 @@ nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& resul
                           {"microbatch_sequences", candidate.microbatch},
                           {"recompute", to_string(plan.recompute)},
                           {"interleave", plan.interleave},
+                          {"overlap_gradients", plan.overlap_gradients},
                           {"vocab_replicated", candidate.vocab_replicated},
                           {"step_lower_s", candidate.step_lower.si()},
                           {"step_upper_s", candidate.step_upper.si()},
