@@ -329,39 +329,38 @@ std::size_t TileCache::KeyHash::operator()(const Key& key) const {
 
 std::vector<TileRow>* TileCache::rows(const Key& key) { return &rows_[key]; }
 
-std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
-                                           TileCache* cache) {
+namespace {
+
+// A GEMM search (tiles or panels: `schedule` 0 or 1) over rows from `row_at`, memoized in
+// `cache` (if any) under the weight shape, the element widths and the capacities.
+template <typename RowAt>
+std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule, Bytes capacity,
+                                        double accumulator_capacity, TileCache* cache,
+                                        const RowAt& row_at) {
   std::vector<TileRow>* rows =
       cache == nullptr
           ? nullptr
-          : cache->rows({0.0, static_cast<double>(shape.n), static_cast<double>(shape.k),
+          : cache->rows({schedule, static_cast<double>(shape.n), static_cast<double>(shape.k),
                          shape.x_element_bytes, shape.w_element_bytes, shape.accumulator_bytes,
-                         budget.capacity.si(),
-                         budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0,
-                         0.0, 0.0});
+                         capacity.si(), accumulator_capacity, 0.0, 0.0});
   return search_rows(
-      shape.m,
-      [&](std::int64_t bm) {
-        return cached_row(rows, shape.m, bm,
-                          [&](std::int64_t edge) { return gemm_row(shape, budget, edge); });
-      },
+      shape.m, [&](std::int64_t bm) { return cached_row(rows, shape.m, bm, row_at); },
       [&](const TiledTraffic& traffic) { return gemm_bytes(shape, traffic); });
+}
+
+}  // namespace
+
+std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
+                                           TileCache* cache) {
+  return search_gemm(shape, 0.0, budget.capacity,
+                     budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0, cache,
+                     [&](std::int64_t bm) { return gemm_row(shape, budget, bm); });
 }
 
 std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity,
                                             TileCache* cache) {
-  std::vector<TileRow>* rows =
-      cache == nullptr ? nullptr
-                       : cache->rows({1.0, static_cast<double>(shape.n),
-                                      static_cast<double>(shape.k), shape.x_element_bytes,
-                                      shape.w_element_bytes, 0.0, capacity.si(), -1.0, 0.0, 0.0});
-  return search_rows(
-      shape.m,
-      [&](std::int64_t bm) {
-        return cached_row(rows, shape.m, bm,
-                          [&](std::int64_t edge) { return panel_row(shape, capacity, edge); });
-      },
-      [&](const TiledTraffic& traffic) { return gemm_bytes(shape, traffic); });
+  return search_gemm(shape, 1.0, capacity, -1.0, cache,
+                     [&](std::int64_t bm) { return panel_row(shape, capacity, bm); });
 }
 
 namespace {
