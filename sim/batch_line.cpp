@@ -2,6 +2,7 @@
 #include "sim/batch_line.hpp"
 
 #include "sim/error.hpp"
+#include "sim/training.hpp"
 
 #include <fmt/format.h>
 
@@ -106,6 +107,10 @@ BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
     why_ = "a decode request (its steps' contexts grow)";
     return;
   }
+  if (pipeline_stages(scenario.plan) > 1) {
+    why_ = "a pipeline plan (its bubble is added to the bounds after costing)";
+    return;
+  }
   for (const StageSpec& stage : scenario.model.stages) {
     if (stage.component.num_experts > 0) {
       why_ =
@@ -116,7 +121,10 @@ BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
   }
   // Probes at multiples of the plan's devices, which every mesh axis divides. Every number of the
   // graph must be constant or proportional across all of them; the first is the template, the
-  // others check what it would patch there against the graph built there.
+  // others check what it would patch there against the graph built there. What the probes
+  // cannot see is a cut-off on the batch beyond 64 of them (a min or max, like MoE's experts
+  // reached): the graph builder and sharder have none but MoE's, declined above; the sharder's
+  // batch decisions are divisibility, which leaves a divided size that evaluate() checks.
   probe_batch_ = std::max<std::int64_t>(1, scenario.plan.devices());
   constexpr std::array<std::int64_t, 5> kProbeMultiples{1, 2, 3, 5, 64};
   std::vector<ShardedGraph> probes;
@@ -190,8 +198,9 @@ std::optional<BatchLine::Point> BatchLine::evaluate(std::int64_t batch,
       *std::get<std::int64_t*>(number) = product / probe_batch_;
       continue;
     }
-    // Byte counts are whole (or half, fp4) numbers far below 2⁵³: this product and quotient are
-    // exact, as the graph's own elements × bytes are.
+    // Byte counts are elements × a dyadic width (every dtype's bytes per element is k/2ʲ, j ≤ 7:
+    // tests/dtype_test.cpp) far below 2⁵³: this product and quotient are exact, as the graph's
+    // own elements × bytes are.
     const double value =
         scaled.at_probe * static_cast<double>(batch) / static_cast<double>(probe_batch_);
     if (auto* const* bytes = std::get_if<Bytes*>(&number)) {

@@ -92,6 +92,17 @@ TEST_CASE("a batch line declines what it cannot follow, saying why", "[sweep][ba
   const rsim::BatchLine training(train, rsim::scenario_roofs(train, ""));
   CHECK_FALSE(training.usable());
   CHECK_THAT(training.why(), Catch::Contains("training"));
+  // An inference pipeline: analyze() adds its bubble after costing.
+  const auto staged =
+      rsim::load_scenario(rsim::test::source_path("scenarios/llama3_70b_tp8_h100.yaml"),
+                          {{{"plan.preset", "pipeline_dp"},
+                            {"plan.mesh.data", "2 over nvlink"},
+                            {"plan.mesh.stage", "4 over nvlink"},
+                            {"plan.mesh.model", "1 over nvlink"}},
+                           ""});
+  const rsim::BatchLine pipeline(staged, rsim::scenario_roofs(staged, ""));
+  CHECK_FALSE(pipeline.usable());
+  CHECK_THAT(pipeline.why(), Catch::Contains("pipeline"));
   // A plan splitting the batch over 2 devices: odd batches are not whole per device.
   const auto shard = rsim::load_scenario(rsim::test::source_path("scenarios/shard_d_vs_batch.yaml"),
                                          {{{"plan.preset", "shard_batch"}}, ""});

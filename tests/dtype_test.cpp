@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <string_view>
+
 TEST_CASE("bytes per element follow the storage width", "[dtype]") {
   using rsim::DType;
   CHECK(rsim::bytes_per_element(DType::fp32) == 4.0);
@@ -17,6 +20,17 @@ TEST_CASE("bytes per element follow the storage width", "[dtype]") {
   CHECK(rsim::bytes_per_element(DType::mxfp4) == 0.53125);
   // int4 with one 2-byte fp16 scale per group of 128: 0.5 + 2/128 = 0.515625
   CHECK(rsim::bytes_per_element(DType::int4) == 0.515625);
+}
+
+TEST_CASE("every storage width is dyadic (k / 2^j, j <= 7)", "[dtype]") {
+  // Byte counts are elements × width: with a dyadic width they are exact in a double, which a
+  // sweep's batch line relies on to scale them by the batch without rounding (sim/batch_line).
+  for (const std::string_view name : rsim::dtype_names()) {
+    INFO(name);
+    const double width = rsim::bytes_per_element(*rsim::parse_dtype(name));
+    const double scaled = width * 128.0;
+    CHECK(scaled == std::floor(scaled));
+  }
 }
 
 TEST_CASE("dtype and compute path names parse", "[dtype]") {
