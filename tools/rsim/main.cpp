@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "cli.hpp"
 
-#include <malloc.h>
-
 #include <iostream>
+#include <malloc.h>
 
 int main(int argc, char** argv) {
   // A search builds and drops thousands of op graphs of a few MB: glibc would hand each freed
