@@ -55,15 +55,14 @@ std::int64_t axis_size(const Tensor& tensor, std::string_view name, std::int64_t
 
 // Ranks candidates: least traffic, then the larger tile (bm·bn, then bm: a kernel takes the
 // biggest tile that fits when bytes tie), then the smaller footprint.
-bool better(const TiledTraffic& candidate, const std::optional<TiledTraffic>& best) {
-  if (!best) {
-    return true;
-  }
-  const auto key = [](const TiledTraffic& traffic) {
-    return std::make_tuple(traffic.bytes.si(), -traffic.tile.bm * traffic.tile.bn, -traffic.tile.bm,
-                           traffic.footprint.si(), -traffic.tile.bk);
-  };
-  return key(candidate) < key(*best);
+auto rank_key(const TiledTraffic& traffic, Bytes bytes) {
+  return std::make_tuple(bytes.si(), -traffic.tile.bm * traffic.tile.bn, -traffic.tile.bm,
+                         traffic.footprint.si(), -traffic.tile.bk);
+}
+
+// `candidate` with `bytes` (its own are not read) against the best so far.
+bool better(const TiledTraffic& candidate, Bytes bytes, const std::optional<TiledTraffic>& best) {
+  return !best || rank_key(candidate, bytes) < rank_key(*best, best->bytes);
 }
 
 }  // namespace
@@ -280,13 +279,15 @@ template <typename RowAt, typename BytesOf>
 std::optional<TiledTraffic> search_rows(std::int64_t m, const RowAt& row_at,
                                         const BytesOf& bytes_of) {
   std::optional<TiledTraffic> best;
+  TileRow computed;  // where row_at puts a row it does not take from a cache
   for (std::int64_t bm = 1;;) {
-    const TileRow row = row_at(bm);
+    const TileRow& row = row_at(bm, computed);
     for (int index = 0; index < row.count; ++index) {
-      TiledTraffic traffic = row.candidates[static_cast<std::size_t>(index)];
-      traffic.bytes = bytes_of(traffic);
-      if (better(traffic, best)) {
-        best = traffic;
+      const TiledTraffic& candidate = row.candidates[static_cast<std::size_t>(index)];
+      const Bytes bytes = bytes_of(candidate);
+      if (better(candidate, bytes, best)) {
+        best = candidate;
+        best->bytes = bytes;
       }
     }
     if (bm == m) {
@@ -297,12 +298,14 @@ std::optional<TiledTraffic> search_rows(std::int64_t m, const RowAt& row_at,
   return best;
 }
 
-// A row from the cache when bm < M (it does not depend on M there), else computed.
+// A row from the cache when bm < M (it does not depend on M there), else computed into
+// `computed`. The reference is good until the next call.
 template <typename Compute>
-TileRow cached_row(std::vector<TileRow>* rows, std::int64_t m, std::int64_t bm,
-                   const Compute& compute) {
+const TileRow& cached_row(std::vector<TileRow>* rows, std::int64_t m, std::int64_t bm,
+                          const Compute& compute, TileRow& computed) {
   if (rows == nullptr || bm >= m) {
-    return compute(bm);
+    computed = compute(bm);
+    return computed;
   }
   const auto index = static_cast<std::size_t>(std::countr_zero(static_cast<std::uint64_t>(bm)));
   while (rows->size() <= index) {
@@ -344,7 +347,10 @@ std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule,
                          shape.x_element_bytes, shape.w_element_bytes, shape.accumulator_bytes,
                          capacity.si(), accumulator_capacity, 0.0, 0.0});
   return search_rows(
-      shape.m, [&](std::int64_t bm) { return cached_row(rows, shape.m, bm, row_at); },
+      shape.m,
+      [&](std::int64_t bm, TileRow& computed) -> const TileRow& {
+        return cached_row(rows, shape.m, bm, row_at, computed);
+      },
       [&](const TiledTraffic& traffic) { return gemm_bytes(shape, traffic); });
 }
 
@@ -440,7 +446,9 @@ std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileB
                          budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0});
   return search_rows(
       shape.query_tokens,
-      [&](std::int64_t bm) { return cached_row(rows, shape.query_tokens, bm, row_at); },
+      [&](std::int64_t bm, TileRow& computed) -> const TileRow& {
+        return cached_row(rows, shape.query_tokens, bm, row_at, computed);
+      },
       [&](const TiledTraffic& traffic) { return flash_bytes(shape, traffic); });
 }
 
