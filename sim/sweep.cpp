@@ -3,15 +3,11 @@
 
 #include "sim/batch_line.hpp"
 #include "sim/error.hpp"
+#include "sim/parallel.hpp"
 
 #include <fmt/format.h>
-#include <tbb/blocked_range.h>
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <map>
 
@@ -492,27 +488,14 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
   result.scenario = path.string();
   result.axes = axes;
   result.points.resize(total);
-  tbb::task_arena arena(options.threads > 0 ? static_cast<int>(options.threads)
-                                            : tbb::task_arena::automatic);
-  result.threads = arena.max_concurrency();
-  std::atomic<std::size_t> done{0};
-  tbb::enumerable_thread_specific<SweepThread> threads;
-  arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, total), [&](const auto& range) {
-      SweepThread& thread = threads.local();
-      for (std::size_t index = range.begin(); index != range.end(); ++index) {
-        if (options.cancel != nullptr && options.cancel->load()) {
-          return;
-        }
+  const ParallelRun run = parallel_indexed<SweepThread>(
+      options.threads, total,
+      [&](std::size_t index, SweepThread& thread) {
         result.points[index] = evaluator.evaluate(grid_values(axes, index), thread);
-        const std::size_t finished = ++done;
-        if (options.progress) {
-          options.progress(finished, total);
-        }
-      }
-    });
-  });
-  result.cancelled = done.load() < total;
+      },
+      options.progress, options.cancel);
+  result.threads = run.threads;
+  result.cancelled = run.finished < total;
   if (options.crossovers && !result.cancelled) {
     result.crossovers = CrossoverFinder(evaluator, result).find();
   }

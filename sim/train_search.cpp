@@ -4,17 +4,13 @@
 // time.
 #include "sim/config.hpp"
 #include "sim/error.hpp"
+#include "sim/parallel.hpp"
 #include "sim/search.hpp"
 
 #include <fmt/format.h>
-#include <tbb/blocked_range.h>
-#include <tbb/enumerable_thread_specific.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <tuple>
 
 namespace rsim {
@@ -470,23 +466,13 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
   }
   const TrainingSearcher searcher(context);
   std::vector<TaskResult> outcomes(tasks.size());
-  tbb::task_arena arena(options.threads > 0 ? static_cast<int>(options.threads)
-                                            : tbb::task_arena::automatic);
-  result.threads = arena.max_concurrency();
-  std::atomic<std::size_t> done{0};
-  tbb::enumerable_thread_specific<TileCache> caches;
-  arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tasks.size(), 1), [&](const auto& range) {
-      TileCache& cache = caches.local();
-      for (std::size_t index = range.begin(); index != range.end(); ++index) {
-        outcomes[index] = searcher.run(tasks[index], cache);
-        const std::size_t finished = ++done;
-        if (options.progress) {
-          options.progress(finished, tasks.size());
-        }
-      }
-    });
-  });
+  result.threads = parallel_indexed<TileCache>(
+                       options.threads, tasks.size(),
+                       [&](std::size_t index, TileCache& cache) {
+                         outcomes[index] = searcher.run(tasks[index], cache);
+                       },
+                       options.progress)
+                       .threads;
   for (TaskResult& outcome : outcomes) {
     result.analyses += outcome.analyses;
     for (TrainingRejection& rejection : outcome.rejected) {
