@@ -96,8 +96,6 @@ bool holds_panels(const MemoryTier& inner, const Roofs& roofs) {
                                          [](const MemoryTier& tier) { return tier.count > 1; });
 }
 
-// The traffic a tier serves when `inner` holds the tile: the user's tile for matmuls where one is
-// fixed for `inner`, else the best that fits; nullopt for ops the tiling model does not cover.
 // The tiling model's view of an op, taken once for every tier: a GEMM or an FMHA (or neither).
 struct TiledShape {
   std::optional<GemmShape> gemm;
@@ -114,6 +112,8 @@ TiledShape tiled_shape(const Op& op) {
   return shape;
 }
 
+// The traffic a tier serves when `inner` holds the tile: the user's tile for matmuls where one is
+// fixed for `inner`, else the best that fits; nullopt for ops the tiling model does not cover.
 std::optional<TiledTraffic> tiled_traffic(const Op& op, const TiledShape& tiled,
                                           const MemoryTier& inner, const Roofs& roofs,
                                           const TileChoices& tiles, TileCache* cache) {
