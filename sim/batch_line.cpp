@@ -175,7 +175,10 @@ BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
 std::unique_ptr<BatchLine::Workspace> BatchLine::workspace() const {
   RSIM_CHECK(usable(), "a workspace of a batch line that is not usable");
   auto workspace = std::make_unique<Workspace>();
+  workspace->line_ = this;
   workspace->graph_ = graph_;
+  workspace->table_ = cost_graph(workspace->graph_, order_, roofs_, scenario_.tiles);
+  workspace->plan_ = plan_costs(workspace->graph_, order_, roofs_, scenario_.tiles);
   const std::vector<NumberRef> numbers = numbers_of(workspace->graph_);
   for (const Scaled& scaled : scaled_) {
     workspace->scaled_.push_back(numbers[scaled.index]);
@@ -186,6 +189,7 @@ std::unique_ptr<BatchLine::Workspace> BatchLine::workspace() const {
 std::optional<BatchLine::Point> BatchLine::evaluate(std::int64_t batch,
                                                     Workspace& workspace) const {
   RSIM_CHECK(usable() && batch >= 1, "evaluating a batch line that is not usable");
+  RSIM_CHECK(workspace.line_ == this, "a batch line's workspace used with another (or moved) line");
   for (std::size_t index = 0; index < scaled_.size(); ++index) {
     const Scaled& scaled = scaled_[index];
     const NumberRef& number = workspace.scaled_[index];
@@ -209,9 +213,9 @@ std::optional<BatchLine::Point> BatchLine::evaluate(std::int64_t batch,
       *std::get<double*>(number) = value;
     }
   }
-  const CostTable table =
-      cost_graph(workspace.graph_, order_, roofs_, scenario_.tiles, &workspace.cache);
-  return Point{compute_totals(workspace.graph_, table),
+  recost_graph(workspace.graph_, workspace.plan_, roofs_, scenario_.tiles, &workspace.cache,
+               workspace.table_);
+  return Point{compute_totals(workspace.graph_, workspace.table_),
                weights_and_cache(scenario_, workspace.graph_, order_, parameters_, weight_fraction_,
                                  roofs_)};
 }

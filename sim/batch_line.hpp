@@ -43,8 +43,11 @@ class BatchLine {
    private:
     friend class BatchLine;
     using NumberRef = std::variant<std::int64_t*, double*, Bytes*>;
+    const BatchLine* line_ = nullptr;  ///< the line that made it (its plans point into its roofs)
     OpGraph graph_;
     std::vector<NumberRef> scaled_;  ///< the proportional numbers of graph_, in template order
+    CostPlan plan_;                  ///< table_'s lookups
+    CostTable table_;                ///< graph_'s costs, re-costed in place point after point
   };
 
   BatchLine(const Scenario& scenario, const Roofs& roofs);
@@ -53,6 +56,7 @@ class BatchLine {
   /// Why the line is not usable ("" when it is).
   [[nodiscard]] const std::string& why() const { return why_; }
 
+  /// A workspace for this line, valid while the line stays where it is (not moved).
   [[nodiscard]] std::unique_ptr<Workspace> workspace() const;
 
   /// The run at `batch` ≥ 1; nullopt where a proportional size would not be whole at that batch

@@ -25,21 +25,28 @@ double attention_flops(const AttentionShape& shape) {
          static_cast<double>(shape.head_dim) * visible_pairs(shape) * shape.flops_scale;
 }
 
-// The einsum operands of a matmul: activation and weight (a bias, if any, comes third).
-double contraction_product(const Op& op) {
-  std::vector<const Axis*> distinct;
+// The distinct axes of a matmul's einsum operands, activation and weight (a bias, if any, comes
+// third), each at its first appearance.
+std::vector<GemmAxis> einsum_axes(const Op& op) {
+  std::vector<GemmAxis> distinct;
   for (std::size_t index = 0; index < std::min<std::size_t>(2, op.inputs.size()); ++index) {
-    for (const Axis& axis : op.inputs[index].axes) {
-      const bool seen = std::any_of(distinct.begin(), distinct.end(),
-                                    [&](const Axis* other) { return other->name == axis.name; });
+    const std::vector<Axis>& axes = op.inputs[index].axes;
+    for (std::size_t position = 0; position < axes.size(); ++position) {
+      const bool seen = std::any_of(distinct.begin(), distinct.end(), [&](const GemmAxis& other) {
+        return op.inputs[other.tensor].axes[other.axis].name == axes[position].name;
+      });
       if (!seen) {
-        distinct.push_back(&axis);
+        distinct.push_back({static_cast<std::uint8_t>(index), static_cast<std::uint8_t>(position)});
       }
     }
   }
+  return distinct;
+}
+
+double contraction_product(const Op& op, const std::vector<GemmAxis>& distinct) {
   double product = 1.0;
-  for (const Axis* axis : distinct) {
-    product *= static_cast<double>(axis->size);
+  for (const GemmAxis& axis : distinct) {
+    product *= static_cast<double>(op.inputs[axis.tensor].axes[axis.axis].size);
   }
   return product;
 }
@@ -75,8 +82,6 @@ Bytes untiled_inputs(const Op& op, std::size_t tiled) {
   return total;
 }
 
-// The traffic a tier serves when `inner` holds the tile: the user's tile for matmuls where one is
-// fixed for `inner`, else the best that fits; nullopt for ops the tiling model does not cover.
 // What a tile in `inner` may occupy. Accumulators live in `inner` unless it names a holder
 // (GPU registers); a shared tier's tile is the region one wave of every SM computes at once, so
 // its accumulators get the holder's capacity over all its instances (20 SMs × 256 KiB on Thor).
@@ -102,10 +107,10 @@ struct TiledShape {
   std::optional<FlashShape> flash;
 };
 
-TiledShape tiled_shape(const Op& op) {
+TiledShape tiled_shape(const Op& op, const OpCostPlan& plan) {
   TiledShape shape;
-  if (op.kind == OpKind::matmul) {
-    shape.gemm = gemm_shape(op);
+  if (plan.gemm) {
+    shape.gemm = gemm_shape(op, *plan.gemm);
   } else if (op.kind == OpKind::attention) {
     shape.flash = flash_shape(op);
   }
@@ -115,9 +120,9 @@ TiledShape tiled_shape(const Op& op) {
 // The traffic a tier serves when `inner` holds the tile: the user's tile for matmuls where one is
 // fixed for `inner`, else the best that fits; nullopt for ops the tiling model does not cover.
 std::optional<TiledTraffic> tiled_traffic(const Op& op, const TiledShape& tiled,
-                                          const MemoryTier& inner, const Roofs& roofs,
-                                          const TileChoices& tiles, TileCache* cache) {
-  const TileBudget budget = tile_budget(inner, roofs);
+                                          const InnerTier& inner, const TileChoices& tiles,
+                                          TileCache* cache) {
+  const TileBudget& budget = inner.budget;
   if (tiled.flash) {
     return best_flash_tile(*tiled.flash, budget, cache);
   }
@@ -125,24 +130,25 @@ std::optional<TiledTraffic> tiled_traffic(const Op& op, const TiledShape& tiled,
     return std::nullopt;
   }
   const GemmShape& shape = *tiled.gemm;
-  const Tile* fixed = tiles.find(inner.name);
+  const Tile* fixed = inner.fixed;
   std::optional<TiledTraffic> traffic =
       fixed != nullptr ? gemm_traffic(shape, *fixed) : best_gemm_tile(shape, budget, cache);
   if (fixed != nullptr && !budget.fits(*traffic)) {
+    const MemoryTier& tier = *inner.tier;
     throw InputError(fmt::format(
         "{}: tile {} (bm×bn×bk) for {} needs {} of X and W slices (double-buffered) and {} of "
         "fp32 accumulators for {}, but one {} holds {}{}; pick a smaller bm, bn or bk",
-        tiles.origin, to_string(*fixed), inner.name,
+        tiles.origin, to_string(*fixed), tier.name,
         format_capacity((traffic->footprint - traffic->accumulators).si()),
-        format_capacity(traffic->accumulators.si()), op.qualified_name(), inner.name,
-        format_capacity(inner.capacity.si()),
+        format_capacity(traffic->accumulators.si()), op.qualified_name(), tier.name,
+        format_capacity(tier.capacity.si()),
         budget.accumulator_capacity
-            ? fmt::format(" and its accumulators' {} holds {}", inner.accumulator_tier,
+            ? fmt::format(" and its accumulators' {} holds {}", tier.accumulator_tier,
                           format_capacity(budget.accumulator_capacity->si()))
             : std::string(" (accumulators included)")));
   }
-  if (fixed == nullptr && holds_panels(inner, roofs)) {
-    const auto panels = best_panel_tile(shape, inner.capacity, cache);
+  if (fixed == nullptr && inner.panels) {
+    const auto panels = best_panel_tile(shape, inner.tier->capacity, cache);
     if (panels && (!traffic || panels->bytes < traffic->bytes)) {
       traffic = panels;
     }
@@ -206,11 +212,13 @@ std::string_view to_string(Bound bound) {
   return "unknown";
 }
 
-Flops op_flops(const Op& op) {
+namespace {
+
+Flops op_flops(const Op& op, const std::vector<GemmAxis>& einsum) {
   switch (op.kind) {
     case OpKind::matmul: {
       const double bias_adds = op.inputs.size() > 2 ? output_elements(op) : 0.0;
-      return Flops(2.0 * contraction_product(op) + bias_adds);
+      return Flops(2.0 * contraction_product(op, einsum) + bias_adds);
     }
     case OpKind::attention:
       return Flops(attention_flops(op.attention));
@@ -224,6 +232,12 @@ Flops op_flops(const Op& op) {
   return Flops(0.0);
 }
 
+}  // namespace
+
+Flops op_flops(const Op& op) {
+  return op_flops(op, op.kind == OpKind::matmul ? einsum_axes(op) : std::vector<GemmAxis>{});
+}
+
 Bytes op_bytes(const Op& op) {
   // A collective's bytes cross the network tier (T_net), not counted against DRAM.
   if ((op.kind == OpKind::elementwise && op.fused) || op.kind == OpKind::collective) {
@@ -232,25 +246,35 @@ Bytes op_bytes(const Op& op) {
   return tensor_bytes(op.inputs) + tensor_bytes(op.outputs);
 }
 
-std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileChoices& tiles,
-                                 TileCache* cache) {
-  const Bytes ideal = op_bytes(op);
+namespace {
+
+// tier_costs into `costs` (reused when it already has one entry per tier).
+void tier_costs(const Op& op, const OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
+                Bytes ideal, const Roofs& roofs, const TileChoices& tiles, TileCache* cache,
+                std::vector<TierCost>& costs) {
   const bool tiled = ideal.si() > 0.0;
   const std::size_t tier_count = roofs.memory.size();
-  std::vector<TierCost> costs;
-  costs.reserve(tier_count);
-  for (const MemoryTier& tier : roofs.memory) {
-    costs.push_back(TierCost{tier.name, ideal, Seconds(0.0), tier.bandwidth.has_value(),
-                             std::nullopt, "", false, false});
+  costs.resize(tier_count);
+  for (std::size_t index = 0; index < tier_count; ++index) {
+    const MemoryTier& tier = roofs.memory[index];
+    TierCost& cost = costs[index];
+    cost.tier = tier.name;
+    cost.bytes = ideal;
+    cost.time = Seconds(0.0);
+    cost.timed = tier.bandwidth.has_value();
+    cost.tile.reset();
+    cost.tile_tier.clear();
+    cost.operand_resident = false;
+    cost.panels = false;
   }
-  const TiledShape shape = tiled ? tiled_shape(op) : TiledShape{};
+  const TiledShape shape = tiled ? tiled_shape(op, plan) : TiledShape{};
   for (std::size_t index = 0; tiled && index + 1 < tier_count; ++index) {
-    const MemoryTier& inner = roofs.memory[index + 1];
-    if (const auto traffic = tiled_traffic(op, shape, inner, roofs, tiles, cache)) {
+    const InnerTier& inner = inner_tiers[index];
+    if (const auto traffic = tiled_traffic(op, shape, inner, tiles, cache)) {
       TierCost& cost = costs[index];
       cost.bytes = traffic->bytes;
       cost.tile = traffic->tile;
-      cost.tile_tier = inner.name;
+      cost.tile_tier = inner.tier->name;
       cost.operand_resident = traffic->x_resident || traffic->w_resident;
       cost.panels = traffic->panels;
     }
@@ -260,6 +284,28 @@ std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileCho
       costs[index].time = costs[index].bytes / *bandwidth;
     }
   }
+}
+
+void cost_op(const Op& op, const OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
+             const Roofs& roofs, const TileChoices& tiles, TileCache* cache, OpCost& cost);
+
+}  // namespace
+
+std::vector<InnerTier> plan_inner_tiers(const Roofs& roofs, const TileChoices& tiles) {
+  std::vector<InnerTier> inner_tiers;
+  for (std::size_t index = 1; index < roofs.memory.size(); ++index) {
+    const MemoryTier& tier = roofs.memory[index];
+    inner_tiers.push_back(
+        {&tier, tile_budget(tier, roofs), holds_panels(tier, roofs), tiles.find(tier.name)});
+  }
+  return inner_tiers;
+}
+
+std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileChoices& tiles,
+                                 TileCache* cache) {
+  std::vector<TierCost> costs;
+  tier_costs(op, plan_op_cost(op, roofs), plan_inner_tiers(roofs, tiles), op_bytes(op), roofs,
+             tiles, cache, costs);
   return costs;
 }
 
@@ -273,22 +319,40 @@ const ComputePath& compute_path_of(const Op& op, const Roofs& roofs) {
   return *path;
 }
 
+OpCostPlan plan_op_cost(const Op& op, const Roofs& roofs) {
+  OpCostPlan plan;
+  plan.path = &compute_path_of(op, roofs);
+  if (op.kind == OpKind::collective) {
+    plan.networks = roofs.find_networks(op.network);
+    RSIM_CHECK(!plan.networks.empty(), "a plan put a collective on a tier the hardware lacks");
+  }
+  if (op.kind == OpKind::matmul) {
+    plan.gemm = gemm_axes(op);
+    plan.einsum_axes = einsum_axes(op);
+  }
+  return plan;
+}
+
 OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles, TileCache* cache) {
-  const ComputePath* path = &compute_path_of(op, roofs);
+  OpCost cost;
+  cost_op(op, plan_op_cost(op, roofs), plan_inner_tiers(roofs, tiles), roofs, tiles, cache, cost);
+  return cost;
+}
+
+namespace {
+
+void cost_op(const Op& op, const OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
+             const Roofs& roofs, const TileChoices& tiles, TileCache* cache, OpCost& cost) {
   const MemoryTier& memory = roofs.main_memory();
   RSIM_CHECK(memory.bandwidth.has_value(), "main memory without bandwidth passed validation");
-  OpCost cost;
-  cost.flops = op_flops(op);
+  cost.flops = op_flops(op, plan.einsum_axes);
   cost.ideal_bytes = op_bytes(op);
-  cost.tiers = tier_costs(op, roofs, tiles, cache);
+  tier_costs(op, plan, inner_tiers, cost.ideal_bytes, roofs, tiles, cache, cost.tiers);
   cost.bytes = cost.tiers.front().bytes;
-  cost.t_math = cost.flops / path->peak;
+  cost.t_math = cost.flops / plan.path->peak;
   cost.t_mem = cost.tiers.front().time;
-  if (op.kind == OpKind::collective) {
-    const auto tiers = roofs.find_networks(op.network);
-    RSIM_CHECK(!tiers.empty(), "a plan put a collective on a tier the hardware lacks");
-    cost.t_net = collective_cost(op.collective, tiers).time;
-  }
+  cost.t_net = op.kind == OpKind::collective ? collective_cost(op.collective, plan.networks).time
+                                             : Seconds(0.0);
   // The slowest tier holds the memory side; every tier's time adds to the no-overlap bound.
   const TierCost* slowest = &cost.tiers.front();
   Seconds t_tiers;
@@ -301,18 +365,49 @@ OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles, TileC
   cost.intensity = cost.bytes.si() > 0.0 ? intensity(cost.flops, cost.bytes) : 0.0;
   cost.ideal_intensity =
       cost.ideal_bytes.si() > 0.0 ? intensity(cost.flops, cost.ideal_bytes) : 0.0;
-  cost.critical_intensity = ridge(path->peak, *memory.bandwidth);
+  cost.critical_intensity = ridge(plan.path->peak, *memory.bandwidth);
   cost.bound = cost.t_net > std::max(cost.t_math, slowest->time) ? Bound::network
                : cost.t_math > slowest->time                     ? Bound::compute
                                                                  : Bound::memory;
-  cost.bound_tier = cost.bound == Bound::memory ? slowest->tier : "";
-  return cost;
+  if (cost.bound == Bound::memory) {
+    cost.bound_tier = slowest->tier;
+  } else {
+    cost.bound_tier.clear();
+  }
+}
+
+}  // namespace
+
+CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
+                    const Roofs& roofs, const TileChoices& tiles) {
+  CostPlan plan;
+  plan.inner_tiers = plan_inner_tiers(roofs, tiles);
+  for (const OpGraph::Vertex vertex : order) {
+    plan.ops.push_back(plan_op_cost(graph.op(vertex), roofs));
+  }
+  return plan;
 }
 
 CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices& tiles,
                      TileCache* cache) {
   return cost_graph(graph, graph.topological_order(), roofs, tiles, cache);
 }
+
+namespace {
+
+// Row `row` of the table's times and counts from its op's cost.
+void fill_row(CostTable& table, Eigen::Index row, const OpCost& cost, const Op& op) {
+  table.times(row, CostTable::kMathColumn) = cost.t_math.si();
+  table.times(row, CostTable::kMemoryColumn) = cost.t_mem.si();
+  table.times(row, CostTable::kNetworkColumn) = cost.t_net.si();
+  for (Eigen::Index tier = CostTable::kFirstOnChipColumn; tier < table.times.cols(); ++tier) {
+    table.times(row, tier) =
+        cost.tiers[static_cast<std::size_t>(tier - CostTable::kFirstOnChipColumn + 1)].time.si();
+  }
+  table.counts(row) = static_cast<double>(op.count);
+}
+
+}  // namespace
 
 CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
                      const Roofs& roofs, const TileChoices& tiles, TileCache* cache) {
@@ -322,20 +417,26 @@ CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& o
   const auto on_chip_tiers = static_cast<Eigen::Index>(roofs.memory.size()) - 1;
   table.times.resize(rows, CostTable::kFirstOnChipColumn + on_chip_tiers);
   table.counts.resize(rows);
+  table.costs.resize(table.order.size());
+  const std::vector<InnerTier> inner_tiers = plan_inner_tiers(roofs, tiles);
   for (Eigen::Index row = 0; row < rows; ++row) {
     const Op& op = graph.op(table.order[static_cast<std::size_t>(row)]);
-    OpCost cost = cost_op(op, roofs, tiles, cache);
-    table.times(row, CostTable::kMathColumn) = cost.t_math.si();
-    table.times(row, CostTable::kMemoryColumn) = cost.t_mem.si();
-    table.times(row, CostTable::kNetworkColumn) = cost.t_net.si();
-    for (Eigen::Index tier = 0; tier < on_chip_tiers; ++tier) {
-      table.times(row, CostTable::kFirstOnChipColumn + tier) =
-          cost.tiers[static_cast<std::size_t>(tier + 1)].time.si();
-    }
-    table.counts(row) = static_cast<double>(op.count);
-    table.costs.push_back(std::move(cost));
+    OpCost& cost = table.costs[static_cast<std::size_t>(row)];
+    cost_op(op, plan_op_cost(op, roofs), inner_tiers, roofs, tiles, cache, cost);
+    fill_row(table, row, cost, op);
   }
   return table;
+}
+
+void recost_graph(const OpGraph& graph, const CostPlan& plan, const Roofs& roofs,
+                  const TileChoices& tiles, TileCache* cache, CostTable& table) {
+  RSIM_CHECK(plan.ops.size() == table.order.size() && table.costs.size() == table.order.size(),
+             "recost_graph with a table or plan of another graph");
+  for (std::size_t row = 0; row < table.order.size(); ++row) {
+    const Op& op = graph.op(table.order[row]);
+    cost_op(op, plan.ops[row], plan.inner_tiers, roofs, tiles, cache, table.costs[row]);
+    fill_row(table, static_cast<Eigen::Index>(row), table.costs[row], op);
+  }
 }
 
 double device_time(const CostTable& table, Eigen::Index row) {

@@ -73,6 +73,41 @@ std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileCho
 /// The compute path an op runs on. InputError naming the paths there are if it does not exist.
 const ComputePath& compute_path_of(const Op& op, const Roofs& roofs);
 
+/// What costing an op looks up besides its sizes: its compute path, a collective's network tiers,
+/// a matmul's GEMM axes and the distinct axes of its einsum operands (op_flops' product, in its
+/// order). Found once, it re-costs the same op at other sizes (a sweep along the batch) with no
+/// name matching; it points into `roofs`, so it lives no longer than they stay where they are.
+struct OpCostPlan {
+  const ComputePath* path = nullptr;
+  std::vector<const NetworkTier*> networks;  ///< collectives: innermost first
+  std::optional<GemmAxes> gemm;              ///< matmuls
+  std::vector<GemmAxis> einsum_axes;         ///< matmuls: X's axes, then W's not in X
+};
+
+/// InputError if the op's compute path does not exist.
+OpCostPlan plan_op_cost(const Op& op, const Roofs& roofs);
+
+/// An on-chip tier as the tile searches see it: what a tile there may occupy, whether it also
+/// keeps full-K panels (a shared L2), and the user's tile for it if one is fixed.
+struct InnerTier {
+  const MemoryTier* tier = nullptr;
+  TileBudget budget;
+  bool panels = false;
+  const Tile* fixed = nullptr;  ///< points into the TileChoices
+};
+
+/// Every tier inside main memory, innermost last (roofs.memory from its second entry).
+std::vector<InnerTier> plan_inner_tiers(const Roofs& roofs, const TileChoices& tiles);
+
+/// Everything costing a graph looks up besides its sizes, per row of its table; it points into
+/// the roofs and the tile choices it was made from.
+struct CostPlan {
+  std::vector<InnerTier> inner_tiers;
+  std::vector<OpCostPlan> ops;  ///< in the table's row order
+};
+CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
+                    const Roofs& roofs, const TileChoices& tiles);
+
 /// Costs one op against the roofs. InputError if its compute path does not exist.
 OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles = {},
                TileCache* cache = nullptr);
@@ -98,6 +133,11 @@ CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices
 /// The same, with the graph's topological order already at hand.
 CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
                      const Roofs& roofs, const TileChoices& tiles = {}, TileCache* cache = nullptr);
+
+/// Re-costs the graph `table` was made for (same order, `plan` from plan_costs) after its sizes
+/// changed, in place: what cost_graph would return, without allocating or looking up names.
+void recost_graph(const OpGraph& graph, const CostPlan& plan, const Roofs& roofs,
+                  const TileChoices& tiles, TileCache* cache, CostTable& table);
 
 /// The time one op instance holds the device (not the network): max over compute and tiers.
 double device_time(const CostTable& table, Eigen::Index row);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <initializer_list>
 #include <tuple>
 
 namespace rsim {
@@ -27,19 +28,30 @@ double ceil_div(std::int64_t numerator, std::int64_t denominator) {
                                           : rounded_up / denominator);
 }
 
-std::int64_t axis_product(const Tensor& tensor, const std::vector<const Tensor*>& present,
-                          const std::vector<const Tensor*>& absent) {
-  std::int64_t product = 1;
-  for (const Axis& axis : tensor.axes) {
-    const bool in_all = std::all_of(present.begin(), present.end(), [&](const Tensor* other) {
-      return other->has_axis(axis.name);
-    });
-    const bool in_none = std::none_of(absent.begin(), absent.end(), [&](const Tensor* other) {
-      return other->has_axis(axis.name);
-    });
+// The axes of `tensor` (index `code` in GemmAxis) found in every tensor of `present` and in none
+// of `absent`.
+std::vector<GemmAxis> axes_where(const Tensor& tensor, std::uint8_t code,
+                                 std::initializer_list<const Tensor*> present,
+                                 std::initializer_list<const Tensor*> absent) {
+  std::vector<GemmAxis> found;
+  for (std::size_t index = 0; index < tensor.axes.size(); ++index) {
+    const std::string& name = tensor.axes[index].name;
+    const bool in_all = std::all_of(present.begin(), present.end(),
+                                    [&](const Tensor* other) { return other->has_axis(name); });
+    const bool in_none = std::none_of(absent.begin(), absent.end(),
+                                      [&](const Tensor* other) { return other->has_axis(name); });
     if (in_all && in_none) {
-      product *= axis.size;
+      found.push_back({code, static_cast<std::uint8_t>(index)});
     }
+  }
+  return found;
+}
+
+std::int64_t axis_product(const std::array<const Tensor*, 3>& tensors,
+                          const std::vector<GemmAxis>& axes) {
+  std::int64_t product = 1;
+  for (const GemmAxis& axis : axes) {
+    product *= tensors[axis.tensor]->axes[axis.axis].size;
   }
   return product;
 }
@@ -67,22 +79,33 @@ bool better(const TiledTraffic& candidate, Bytes bytes, const std::optional<Tile
 
 }  // namespace
 
-GemmShape gemm_shape(const Op& matmul) {
+GemmAxes gemm_axes(const Op& matmul) {
   RSIM_CHECK(matmul.kind == OpKind::matmul && matmul.inputs.size() >= 2 && !matmul.outputs.empty(),
-             "gemm_shape of an op that is not a matmul");
+             "gemm_axes of an op that is not a matmul");
   const Tensor& x = matmul.inputs[0];
   const Tensor& w = matmul.inputs[1];
   const Tensor& out = matmul.outputs.front();
+  RSIM_CHECK(std::max({x.axes.size(), w.axes.size(), out.axes.size()}) <= 255,
+             "a matmul tensor with more than 255 axes");
+  return GemmAxes{axes_where(out, 2, {&x, &w}, {}), axes_where(x, 0, {&out}, {&w}),
+                  axes_where(w, 1, {&out}, {&x}), axes_where(x, 0, {&w}, {&out})};
+}
+
+GemmShape gemm_shape(const Op& matmul, const GemmAxes& axes) {
+  const std::array<const Tensor*, 3> tensors{&matmul.inputs[0], &matmul.inputs[1],
+                                             &matmul.outputs.front()};
   GemmShape shape;
-  shape.batch = static_cast<double>(axis_product(out, {&x, &w}, {}));
-  shape.m = axis_product(x, {&out}, {&w});
-  shape.n = axis_product(w, {&out}, {&x});
-  shape.k = axis_product(x, {&w}, {&out});
-  shape.x_element_bytes = bytes_per_element(x.dtype);
-  shape.w_element_bytes = bytes_per_element(w.dtype);
-  shape.out_element_bytes = bytes_per_element(out.dtype);
+  shape.batch = static_cast<double>(axis_product(tensors, axes.batch));
+  shape.m = axis_product(tensors, axes.m);
+  shape.n = axis_product(tensors, axes.n);
+  shape.k = axis_product(tensors, axes.k);
+  shape.x_element_bytes = bytes_per_element(tensors[0]->dtype);
+  shape.w_element_bytes = bytes_per_element(tensors[1]->dtype);
+  shape.out_element_bytes = bytes_per_element(tensors[2]->dtype);
   return shape;
 }
+
+GemmShape gemm_shape(const Op& matmul) { return gemm_shape(matmul, gemm_axes(matmul)); }
 
 FlashShape flash_shape(const Op& attention) {
   RSIM_CHECK(attention.kind == OpKind::attention && attention.inputs.size() >= 3,
@@ -298,20 +321,34 @@ std::optional<TiledTraffic> search_rows(std::int64_t m, const RowAt& row_at,
   return best;
 }
 
+// Appends the cache's next row (bm = 2^size), computed by `compute`.
+template <typename Compute>
+void append_row(TileCache::Rows& cached, const Compute& compute) {
+  const int index = static_cast<int>(cached.rows.size());
+  TileRow row = compute(std::int64_t{1} << index);
+  const bool w_resident =
+      std::any_of(row.candidates.begin(), row.candidates.begin() + row.count,
+                  [](const TiledTraffic& candidate) { return candidate.w_resident; });
+  const int below = index > 0 ? cached.w_resident_at_or_below.back() : -1;
+  cached.w_resident_at_or_below.push_back(w_resident ? index : below);
+  cached.ended = row.count == 0;
+  cached.rows.push_back(row);
+}
+
 // A row from the cache when bm < M (it does not depend on M there), else computed into
 // `computed`. The reference is good until the next call.
 template <typename Compute>
-const TileRow& cached_row(std::vector<TileRow>* rows, std::int64_t m, std::int64_t bm,
+const TileRow& cached_row(TileCache::Rows* cached, std::int64_t m, std::int64_t bm,
                           const Compute& compute, TileRow& computed) {
-  if (rows == nullptr || bm >= m) {
+  if (cached == nullptr || bm >= m) {
     computed = compute(bm);
     return computed;
   }
   const auto index = static_cast<std::size_t>(std::countr_zero(static_cast<std::uint64_t>(bm)));
-  while (rows->size() <= index) {
-    rows->push_back(compute(std::int64_t{1} << rows->size()));
+  while (cached->rows.size() <= index) {
+    append_row(*cached, compute);
   }
-  return (*rows)[index];
+  return cached->rows[index];
 }
 
 }  // namespace
@@ -330,9 +367,76 @@ std::size_t TileCache::KeyHash::operator()(const Key& key) const {
   return static_cast<std::size_t>(hash);
 }
 
-std::vector<TileRow>* TileCache::rows(const Key& key) { return &rows_[key]; }
+TileCache::Rows* TileCache::rows(const Key& key) { return &rows_[key]; }
 
 namespace {
+
+// No candidate of row edge bm < M that streams W reads fewer bytes than this: X once (⌈N/bn⌉ ≥ 1)
+// and W ⌈M/bm⌉ times (gemm_bytes' formula), a bound that only grows as bm falls.
+Bytes streamed_w_floor(const GemmShape& shape, std::int64_t bm) {
+  const auto m = static_cast<double>(shape.m);
+  const auto n = static_cast<double>(shape.n);
+  const auto k = static_cast<double>(shape.k);
+  return Bytes(shape.batch * (shape.x_element_bytes * m * k +
+                              shape.w_element_bytes * k * n * ceil_div(shape.m, bm) +
+                              shape.out_element_bytes * m * n));
+}
+
+// The GEMM search over cached rows, pruned without changing its argmin: the rows below M are
+// ranked from the largest bm down, and the walk stops once streamed_w_floor of a row exceeds the
+// best bytes by more than the rounding of either (1e-12: a pruned candidate's bytes are strictly
+// larger, so it cannot win a tie either). A W-resident candidate (bn = N, bk = K) reads the ideal
+// bytes at every bm below M, by the same arithmetic, so the largest bm's wins among them (larger
+// bm·bn) and the others are skipped. The walk's order does not change the result: the ranking
+// is a total order on distinct tiles.
+template <typename RowAt>
+std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache::Rows& cached,
+                                               const RowAt& row_at) {
+  std::optional<TiledTraffic> best;
+  const auto consider = [&](const TiledTraffic& candidate) {
+    const Bytes bytes = gemm_bytes(shape, candidate);
+    if (better(candidate, bytes, best)) {
+      best = candidate;
+      best->bytes = bytes;
+    }
+  };
+  const TileRow at_m = row_at(shape.m);
+  for (int index = 0; index < at_m.count; ++index) {
+    consider(at_m.candidates[static_cast<std::size_t>(index)]);
+  }
+  // Row edges below M: 2^0 … 2^top, as far as the first row without candidates.
+  const int top = shape.m > 1 ? std::bit_width(static_cast<std::uint64_t>(shape.m - 1)) - 1 : -1;
+  while (!cached.ended && static_cast<int>(cached.rows.size()) <= top) {
+    append_row(cached, row_at);
+  }
+  const int last = std::min(top, static_cast<int>(cached.rows.size()) - (cached.ended ? 2 : 1));
+  if (last < 0) {
+    return best;
+  }
+  const int w_resident_row = cached.w_resident_at_or_below[static_cast<std::size_t>(last)];
+  if (w_resident_row >= 0) {
+    const TileRow& row = cached.rows[static_cast<std::size_t>(w_resident_row)];
+    for (int index = 0; index < row.count; ++index) {
+      if (row.candidates[static_cast<std::size_t>(index)].w_resident) {
+        consider(row.candidates[static_cast<std::size_t>(index)]);
+      }
+    }
+  }
+  constexpr double kRounding = 1.0 - 1e-12;
+  for (int row_index = last; row_index >= 0; --row_index) {
+    if (best &&
+        streamed_w_floor(shape, std::int64_t{1} << row_index).si() * kRounding > best->bytes.si()) {
+      break;
+    }
+    const TileRow& row = cached.rows[static_cast<std::size_t>(row_index)];
+    for (int index = 0; index < row.count; ++index) {
+      if (!row.candidates[static_cast<std::size_t>(index)].w_resident) {
+        consider(row.candidates[static_cast<std::size_t>(index)]);
+      }
+    }
+  }
+  return best;
+}
 
 // A GEMM search (tiles or panels: `schedule` 0 or 1) over rows from `row_at`, memoized in
 // `cache` (if any) under the weight shape, the element widths and the capacities.
@@ -340,16 +444,19 @@ template <typename RowAt>
 std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule, Bytes capacity,
                                         double accumulator_capacity, TileCache* cache,
                                         const RowAt& row_at) {
-  std::vector<TileRow>* rows =
-      cache == nullptr
-          ? nullptr
-          : cache->rows({schedule, static_cast<double>(shape.n), static_cast<double>(shape.k),
-                         shape.x_element_bytes, shape.w_element_bytes, shape.accumulator_bytes,
-                         capacity.si(), accumulator_capacity, 0.0, 0.0});
+  if (cache != nullptr) {
+    return search_cached_gemm(
+        shape,
+        *cache->rows({schedule, static_cast<double>(shape.n), static_cast<double>(shape.k),
+                      shape.x_element_bytes, shape.w_element_bytes, shape.accumulator_bytes,
+                      capacity.si(), accumulator_capacity, 0.0, 0.0}),
+        row_at);
+  }
   return search_rows(
       shape.m,
       [&](std::int64_t bm, TileRow& computed) -> const TileRow& {
-        return cached_row(rows, shape.m, bm, row_at, computed);
+        computed = row_at(bm);
+        return computed;
       },
       [&](const TiledTraffic& traffic) { return gemm_bytes(shape, traffic); });
 }
@@ -435,7 +542,7 @@ std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileB
   };
   // The rows depend on the tokens, the head and the budget, not on the sequences × KV heads
   // (which scale the bytes only).
-  std::vector<TileRow>* rows =
+  TileCache::Rows* rows =
       cache == nullptr
           ? nullptr
           : cache->rows({2.0, static_cast<double>(shape.query_tokens),

@@ -27,9 +27,27 @@ struct GemmShape {
   double accumulator_bytes = 4.0;  ///< fp32 / int32 partial sums held on chip
 };
 
+/// One axis of a matmul's X (tensor 0: its first input), W (1: its second) or output (2), by
+/// position in that tensor's axes.
+struct GemmAxis {
+  std::uint8_t tensor = 0;
+  std::uint8_t axis = 0;
+};
+
 /// The classification of a matmul op's axes: M = in X and the output only, N = in W and the
 /// output only, K = in X and W only (contracted), batch = in all three. Names follow the op's
 /// logical axes, so sharded and batched (per-sequence weights, unfused attention) matmuls work.
+/// Found once, it gives the shape of the same op at other sizes without matching names again.
+struct GemmAxes {
+  std::vector<GemmAxis> batch;  ///< of the output
+  std::vector<GemmAxis> m;      ///< of X
+  std::vector<GemmAxis> n;      ///< of W
+  std::vector<GemmAxis> k;      ///< of X
+};
+GemmAxes gemm_axes(const Op& matmul);
+
+/// The GEMM of a matmul: the product of each class's axis sizes and the element widths.
+GemmShape gemm_shape(const Op& matmul, const GemmAxes& axes);
 GemmShape gemm_shape(const Op& matmul);
 
 /// One fused attention (FMHA) as the tiling model sees it: per (sequence, KV head), `group`
@@ -95,13 +113,21 @@ struct TileRow {
 class TileCache {
  public:
   using Key = std::array<double, 10>;
-  std::vector<TileRow>* rows(const Key& key);
+  /// The rows of one search, for bm = 1, 2, 4, … in order, computed as far as a search needed.
+  struct Rows {
+    std::vector<TileRow> rows;
+    /// The last row has no candidate: neither has any larger bm below M (footprints grow with bm).
+    bool ended = false;
+    /// Per row: the largest row index at or below it with a W-resident candidate, or −1.
+    std::vector<int> w_resident_at_or_below;
+  };
+  Rows* rows(const Key& key);
 
  private:
   struct KeyHash {
     std::size_t operator()(const Key& key) const;
   };
-  std::unordered_map<Key, std::vector<TileRow>, KeyHash> rows_;
+  std::unordered_map<Key, Rows, KeyHash> rows_;
 };
 
 /// The tile of least traffic whose footprint fits `capacity` (ties: the larger bm·bn, then the
