@@ -203,30 +203,82 @@ namespace {
 // traffic does not: a larger bn never reads more (⌈N/bn⌉ falls) and wins ties (larger bm·bn). That
 // is the same argmin as trying every (bm, bn) pair, in O(log M · log N) cheap checks instead of
 // O(log M · log N · depths) traffic evaluations; tests hold it against the exhaustive search.
+// The largest index below `count` at which `holds` is true, for a predicate true on a prefix of
+// the indices (a footprint growing with the index against a capacity); −1 if none. `guess` is
+// where the answer probably is (from the footprint's formula solved for the capacity): two
+// checks confirm it, else a binary search in the bracket the checks left. The guess only saves
+// checks: the answer is the same for any guess.
+template <typename Holds>
+int largest_true(int count, int guess, const Holds& holds) {
+  int low = -1;      // the last index known to hold
+  int high = count;  // the first index known not to
+  if (count == 0) {
+    return low;
+  }
+  guess = std::clamp(guess, 0, count - 1);
+  if (holds(guess)) {
+    low = guess;
+    if (guess + 1 < count && !holds(guess + 1)) {
+      high = guess + 1;
+    }
+  } else {
+    high = guess;  // the common case of a row past the capacity (guess 0): one check
+  }
+  while (high - low > 1) {
+    const int middle = low + (high - low) / 2;
+    (holds(middle) ? low : high) = middle;
+  }
+  return low;
+}
+
 // The largest of 1, 2, 4, … below `extent` (and `extent` itself if `include_extent`) at which
 // `fits_at` holds, for a family whose footprint grows with the edge (so the edges that fit are a
-// prefix): a binary search over that list. nullopt if not even 1 fits.
+// prefix); `limit` estimates the largest edge that fits. nullopt if not even 1 fits.
 template <typename FitsAt>
 std::optional<std::int64_t> largest_fitting_edge(std::int64_t extent, bool include_extent,
-                                                 const FitsAt& fits_at) {
-  int powers = 0;  // 1, 2, …, 2^(powers−1) are below the extent
-  while ((std::int64_t{1} << powers) < extent) {
-    ++powers;
-  }
+                                                 double limit, const FitsAt& fits_at) {
+  const int powers =  // 1, 2, …, 2^(powers−1) are below the extent
+      extent > 1 ? std::bit_width(static_cast<std::uint64_t>(extent - 1)) : 0;
   const int edges = powers + (include_extent ? 1 : 0);
   const auto edge_at = [&](int index) {
     return index < powers ? std::int64_t{1} << index : extent;
   };
-  if (edges == 0 || !fits_at(edge_at(0))) {
-    return std::nullopt;  // the common case of a row past the capacity, settled in one check
+  int guess = 0;
+  if (include_extent && limit >= static_cast<double>(extent)) {
+    guess = edges - 1;
+  } else if (limit >= 1.0) {
+    guess = std::bit_width(static_cast<std::uint64_t>(std::min(limit, 1e18))) - 1;
   }
-  int low = 0;       // the last index known to fit
-  int high = edges;  // the first index known not to fit
-  while (high - low > 1) {
-    const int middle = low + (high - low) / 2;
-    (fits_at(edge_at(middle)) ? low : high) = middle;
+  const int index = largest_true(edges, guess, [&](int at) { return fits_at(edge_at(at)); });
+  return index >= 0 ? std::optional<std::int64_t>(edge_at(index)) : std::nullopt;
+}
+
+// What a GEMM tile with edges bm and bk (clamped) leaves for bn: the largest bn whose footprint,
+// x_buffers·bm·bk·s_x + w_buffers·bk·bn·s_w + bm·bn·s_acc (gemm_tile_footprint's, affine in bn),
+// fits the budget. An estimate for largest_fitting_edge, which checks it.
+double bn_limit(const GemmShape& shape, const TileBudget& budget, std::int64_t bm, std::int64_t bk,
+                double x_buffers, double w_buffers) {
+  const auto rows = static_cast<double>(std::min(bm, shape.m));
+  const auto depth = static_cast<double>(std::min(bk, shape.k));
+  const double operands_left =
+      budget.capacity.si() - x_buffers * rows * depth * shape.x_element_bytes;
+  const double w_per_bn = w_buffers * depth * shape.w_element_bytes;
+  const double accumulators_per_bn = rows * shape.accumulator_bytes;
+  if (!budget.accumulator_capacity) {
+    return operands_left / (w_per_bn + accumulators_per_bn);
   }
-  return edge_at(low);
+  return std::min(operands_left / w_per_bn,
+                  budget.accumulator_capacity->si() / accumulators_per_bn);
+}
+
+// The same for the K-slice depth of a streamed tile (bm, bn), whose footprint is affine in bk.
+double bk_limit(const GemmShape& shape, const TileBudget& budget, std::int64_t bm,
+                std::int64_t bn) {
+  const auto rows = static_cast<double>(std::min(bm, shape.m));
+  const auto columns = static_cast<double>(std::min(bn, shape.n));
+  const double per_bk = 2.0 * rows * shape.x_element_bytes + 2.0 * columns * shape.w_element_bytes;
+  const double accumulators = rows * columns * shape.accumulator_bytes;
+  return (budget.capacity.si() - (budget.accumulator_capacity ? 0.0 : accumulators)) / per_bk;
 }
 
 // Streamed K-slice depths below K, shallowest first.
@@ -253,18 +305,30 @@ TileRow gemm_row(const GemmShape& shape, const TileBudget& budget, std::int64_t 
   // and a bn fits at some depth iff it fits at the shallowest. Of that bn the deepest depth
   // that fits is kept (fewer pipeline steps, same bytes).
   if (streamed.count > 0) {
-    if (const auto widest = largest_fitting_edge(
-            shape.n, true, [&](std::int64_t bn) { return fits(bn, streamed.depths[0]); })) {
-      std::size_t deepest = streamed.count - 1;
-      while (deepest > 0 && !fits(*widest, streamed.depths[deepest])) {
-        --deepest;
+    const std::int64_t shallowest = streamed.depths[0];
+    if (const auto widest =
+            largest_fitting_edge(shape.n, true, bn_limit(shape, budget, bm, shallowest, 2.0, 2.0),
+                                 [&](std::int64_t bn) { return fits(bn, shallowest); })) {
+      // The depths that fit at that bn are a prefix (the footprint grows with bk).
+      const double depth_limit = bk_limit(shape, budget, bm, *widest);
+      int depth_guess = 0;
+      while (depth_guess + 1 < static_cast<int>(streamed.count) &&
+             static_cast<double>(streamed.depths[static_cast<std::size_t>(depth_guess + 1)]) <=
+                 depth_limit) {
+        ++depth_guess;
       }
-      row.add(gemm_tile_footprint(shape, {bm, *widest, streamed.depths[deepest]}));
+      const int deepest = largest_true(static_cast<int>(streamed.count), depth_guess, [&](int at) {
+        return fits(*widest, streamed.depths[static_cast<std::size_t>(at)]);
+      });
+      row.add(gemm_tile_footprint(
+          shape, {bm, *widest, streamed.depths[static_cast<std::size_t>(deepest)]}));
     }
   }
   // bk = K below bn = N (W streamed; X resident iff bm = M): footprint grows with bn.
-  if (const auto widest = largest_fitting_edge(
-          shape.n, false, [&](std::int64_t bn) { return fits(bn, shape.k); })) {
+  const double x_buffers = bm >= shape.m ? 1.0 : 2.0;
+  if (const auto widest =
+          largest_fitting_edge(shape.n, false, bn_limit(shape, budget, bm, shape.k, x_buffers, 2.0),
+                               [&](std::int64_t bn) { return fits(bn, shape.k); })) {
     row.add(gemm_tile_footprint(shape, {bm, *widest, shape.k}));
   }
   // bk = K, bn = N: W resident and single-buffered, so it may fit where a smaller bn did not.
@@ -283,7 +347,10 @@ Bytes panel_footprint(const GemmShape& shape, std::int64_t bm, std::int64_t bn) 
 // traffic never does (W is resident at bn = N).
 TileRow panel_row(const GemmShape& shape, Bytes capacity, std::int64_t bm) {
   TileRow row;
-  if (const auto widest = largest_fitting_edge(shape.n, true, [&](std::int64_t bn) {
+  // The panels' footprint s_x·bm·K + s_w·K·bn, solved for bn.
+  const double limit = (capacity - panel_footprint(shape, bm, 0)).si() /
+                       (static_cast<double>(shape.k) * shape.w_element_bytes);
+  if (const auto widest = largest_fitting_edge(shape.n, true, limit, [&](std::int64_t bn) {
         return panel_footprint(shape, bm, bn) <= capacity;
       })) {
     TiledTraffic panels = gemm_tile_footprint(shape, {bm, *widest, shape.k});
@@ -367,7 +434,18 @@ std::size_t TileCache::KeyHash::operator()(const Key& key) const {
   return static_cast<std::size_t>(hash);
 }
 
-TileCache::Rows* TileCache::rows(const Key& key) { return &rows_[key]; }
+TileCache::Rows* TileCache::rows(const Key& key) {
+  // The slot: every number's bits (they sit high in a double), mixed by multiplication.
+  std::uint64_t mixed = 0;
+  for (const double value : key) {
+    mixed = (mixed ^ std::bit_cast<std::uint64_t>(value)) * 0x9e3779b97f4a7c15ULL;
+  }
+  Recent& slot = recent_[static_cast<std::size_t>(mixed >> 56)];
+  if (slot.rows == nullptr || slot.key != key) {
+    slot = {key, &rows_[key]};  // unordered_map's references survive rehashing
+  }
+  return slot.rows;
+}
 
 namespace {
 
@@ -517,6 +595,28 @@ TiledTraffic flash_traffic(const FlashShape& shape, Tile tile) {
   return traffic;
 }
 
+namespace {
+
+// The largest K/V tile bn below the whole head whose footprint (flash_traffic's, affine in bn,
+// double-buffered K and V) fits the budget with query tile bm: an estimate for
+// largest_fitting_edge, which checks it.
+double flash_bn_limit(const FlashShape& shape, const TileBudget& budget, std::int64_t bm) {
+  constexpr double kFp32 = 4.0;
+  const auto rows = static_cast<double>(std::min(bm, shape.query_tokens) * shape.group);
+  const auto head_dim = static_cast<double>(shape.head_dim);
+  const double query = rows * head_dim * shape.q_element_bytes;
+  const double key_value_per_bn = 2.0 * 2.0 * head_dim * shape.kv_element_bytes;
+  const double output = rows * head_dim * kFp32;
+  const double scores_per_bn = rows * kFp32;
+  if (!budget.accumulator_capacity) {
+    return (budget.capacity.si() - query - output) / (key_value_per_bn + scores_per_bn);
+  }
+  return std::min((budget.capacity.si() - query) / key_value_per_bn,
+                  (budget.accumulator_capacity->si() - output) / scores_per_bn);
+}
+
+}  // namespace
+
 std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileBudget& budget,
                                             TileCache* cache) {
   const std::int64_t kv_tokens = shape.kv_tokens();
@@ -532,7 +632,8 @@ std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileB
   const auto row_at = [&](std::int64_t bm) {
     TileRow row;
     if (const auto widest =
-            largest_fitting_edge(kv_tokens, false, [&](std::int64_t bn) { return fits(bm, bn); })) {
+            largest_fitting_edge(kv_tokens, false, flash_bn_limit(shape, budget, bm),
+                                 [&](std::int64_t bn) { return fits(bm, bn); })) {
       row.add(traffic_of(bm, *widest));
     }
     if (const TiledTraffic resident = traffic_of(bm, kv_tokens); budget.fits(resident)) {
