@@ -7,6 +7,8 @@
 #include "sim/sweep.hpp"
 #include "sim/tiling.hpp"
 
+#include <fmt/format.h>
+
 #include <benchmark/benchmark.h>
 #include <filesystem>
 #include <string>
@@ -52,12 +54,15 @@ void BM_BestTile(benchmark::State& state) {
 BENCHMARK(BM_BestTile)->Unit(benchmark::kMicrosecond);
 
 // Sweep points per second (items/s), on every core: Llama-3-70B prefill on 1024 H100s over
-// 1024 batches × 4 plans (TP 8 × DP 128, TP 16 × DP 64, TP 4 × DP 256, FSDP 1024), every point
-// valid. Arg 1: along batch lines (the default); arg 0: analyze() at every point.
+// batches 1024, 2048, … × 4 plans (TP 8 × DP 128, TP 16 × DP 64, TP 4 × DP 256, FSDP 1024),
+// every point valid, the whole run_sweep timed (YAML, probes and result included). Args: batch
+// lines on (1, the default) or analyze() at every point (0); how many batches (the grid is
+// 4 × that: 1 measures the fixed cost, 16384 the rate once it is paid).
 void BM_SweepLlama70b1024(benchmark::State& state) {
   const auto path = source("scenarios/llama3_70b_1024_h100.yaml");
+  const std::int64_t batches = state.range(1);
   const std::vector<rsim::SweepAxis> axes{
-      rsim::parse_sweep_axis("workload.batch=1024..1048576:1024", "bench"),
+      rsim::parse_sweep_axis(fmt::format("workload.batch=1024..{}:1024", 1024 * batches), "bench"),
       rsim::parse_sweep_axis("variant=baseline,tp16_dp64,tp4_dp256,fsdp1024", "bench")};
   rsim::SweepOptions options;
   options.crossovers = false;
@@ -70,7 +75,13 @@ void BM_SweepLlama70b1024(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(points));
 }
-BENCHMARK(BM_SweepLlama70b1024)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SweepLlama70b1024)
+    ->Args({1, 1})
+    ->Args({1, 1024})
+    ->Args({1, 16384})
+    ->Args({0, 1024})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // One point of a batch line on one thread (items/s: points/s per core): the TP 8 × DP 128 plan
 // of the sweep above at batches 1024, 2048, …, 1024².

@@ -126,35 +126,28 @@ class Evaluator {
   /// `thread`: what the calling thread keeps between points.
   [[nodiscard]] SweepPoint evaluate(const std::vector<std::string>& values,
                                     SweepThread& thread) const {
-    SweepPoint point;
-    point.values = values;
-    point.evaluated = true;
-    try {
-      if (const Base* base = base_for(values)) {
-        if (!base->error.empty()) {
-          point.error = base->error;
-          return point;
-        }
-        const std::int64_t batch = *parse_integer(values[*batch_axis_]);
-        if (base->line && base->line->usable()) {
-          if (auto fast = base->line->evaluate(batch, thread.workspace(base->id, *base->line))) {
-            point.total = fast->total;
-            point.footprint = fast->footprint;
-            return point;
-          }
-        }
-        Scenario scenario = *base->scenario;
-        scenario.workload.batch = batch;
-        fill(point, analyze(std::move(scenario), *base->roofs, &thread.cache));
-        return point;
+    return evaluate_on(values, base_for(values), thread);
+  }
+
+  /// Grid point `index` (the last axis fastest): its base found by arithmetic, not by its values.
+  [[nodiscard]] SweepPoint evaluate_grid(std::size_t index, SweepThread& thread) const {
+    std::vector<std::string> values(axes_.size());
+    std::size_t base_id = 0;
+    std::size_t base_stride = 1;
+    std::optional<std::int64_t> batch;
+    for (std::size_t axis = axes_.size(); axis-- > 0;) {
+      const std::size_t value = index % axes_[axis].values.size();
+      index /= axes_[axis].values.size();
+      values[axis] = axes_[axis].values[value];
+      if (axis == batch_axis_) {
+        batch = batch_values_[value];
+      } else {
+        base_id += value * base_stride;
+        base_stride *= axes_[axis].values.size();
       }
-      Scenario scenario = load_scenario(path_, point_overrides(overrides_, axes_, values));
-      Roofs roofs = scenario_roofs(scenario, mode_, roofs_);
-      fill(point, analyze(std::move(scenario), std::move(roofs), &thread.cache));
-    } catch (const InputError& error) {
-      point.error = error.what();
     }
-    return point;
+    const Base* base = batch && *batch >= 1 ? base_by_id_[base_id] : nullptr;
+    return evaluate_on(std::move(values), base, thread);
   }
 
  private:
@@ -166,6 +159,41 @@ class Evaluator {
     std::optional<BatchLine> line;  ///< the fast path along the batch, where it is usable
     std::string error;
   };
+
+  // `base`: the point's base if its batch is a whole number ≥ 1, else nullptr (the slow path,
+  // which reports a bad value exactly as --set does).
+  [[nodiscard]] SweepPoint evaluate_on(std::vector<std::string> values, const Base* base,
+                                       SweepThread& thread) const {
+    SweepPoint point;
+    point.values = std::move(values);
+    point.evaluated = true;
+    try {
+      if (base != nullptr) {
+        if (!base->error.empty()) {
+          point.error = base->error;
+          return point;
+        }
+        const std::int64_t batch = *parse_integer(point.values[*batch_axis_]);
+        if (base->line && base->line->usable()) {
+          if (auto fast = base->line->evaluate(batch, thread.workspace(base->id, *base->line))) {
+            point.total = std::move(fast->total);
+            point.footprint = fast->footprint;
+            return point;
+          }
+        }
+        Scenario scenario = *base->scenario;
+        scenario.workload.batch = batch;
+        fill(point, analyze(std::move(scenario), *base->roofs, &thread.cache));
+        return point;
+      }
+      Scenario scenario = load_scenario(path_, point_overrides(overrides_, axes_, point.values));
+      Roofs roofs = scenario_roofs(scenario, mode_, roofs_);
+      fill(point, analyze(std::move(scenario), std::move(roofs), &thread.cache));
+    } catch (const InputError& error) {
+      point.error = error.what();
+    }
+    return point;
+  }
 
   // A sweep reports the whole run's sums, not its critical path: the batch line does not
   // compute it, and both paths fill the same fields.
@@ -213,6 +241,14 @@ class Evaluator {
       }
       bases_.emplace(values, std::move(base));
     }
+    // The map's nodes stay put: index them by id, and parse the batch values once.
+    base_by_id_.resize(combinations);
+    for (const auto& [values, base] : bases_) {
+      base_by_id_[base.id] = &base;
+    }
+    for (const std::string& value : axes_[*batch_axis_].values) {
+      batch_values_.push_back(parse_integer(value));
+    }
   }
 
   // The loaded base of a point whose batch is a whole number ≥ 1; else nullptr (slow path,
@@ -234,17 +270,9 @@ class Evaluator {
   bool batch_lines_ = true;
   std::optional<std::size_t> batch_axis_;
   std::map<std::vector<std::string>, Base> bases_;
+  std::vector<const Base*> base_by_id_;                    ///< bases_ by Base::id
+  std::vector<std::optional<std::int64_t>> batch_values_;  ///< the batch axis' values, parsed
 };
-
-// Grid index → one value per axis (the last axis varies fastest).
-std::vector<std::string> grid_values(const std::vector<SweepAxis>& axes, std::size_t index) {
-  std::vector<std::string> values(axes.size());
-  for (std::size_t axis = axes.size(); axis-- > 0;) {
-    values[axis] = axes[axis].values[index % axes[axis].values.size()];
-    index /= axes[axis].values.size();
-  }
-  return values;
-}
 
 class CrossoverFinder {
  public:
@@ -474,6 +502,16 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
   if (axes.empty()) {
     throw InputError("a sweep needs at least one axis: --over KEY=VALUES");
   }
+  for (std::size_t axis = 0; axis < axes.size(); ++axis) {
+    for (std::size_t earlier = 0; earlier < axis; ++earlier) {
+      if (axes[earlier].key == axes[axis].key) {
+        throw InputError(fmt::format(
+            "the sweep varies {} twice (in --over or the sweep: block); give all its values in "
+            "one axis, e.g. --over {}=1,2,4",
+            axes[axis].key, axes[axis].key));
+      }
+    }
+  }
   std::size_t total = 1;
   for (const SweepAxis& axis : axes) {
     total *= axis.values.size();
@@ -491,7 +529,7 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
   const ParallelRun run = parallel_indexed<SweepThread>(
       options.threads, total,
       [&](std::size_t index, SweepThread& thread) {
-        result.points[index] = evaluator.evaluate(grid_values(axes, index), thread);
+        result.points[index] = evaluator.evaluate_grid(index, thread);
       },
       options.progress, options.cancel);
   result.threads = run.threads;

@@ -3,6 +3,7 @@
 
 #include "run_fixture.hpp"
 #include "sim/error.hpp"
+#include "sim/report/csv.hpp"
 #include "sim/report/sweep_report.hpp"
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <sstream>
 
 namespace {
 
@@ -106,6 +108,42 @@ TEST_CASE("invalid points are reported, a cancelled sweep keeps what it finished
   CHECK(stopped.cancelled);
   CHECK_FALSE(stopped.points[0].evaluated);
   CHECK_THROWS_AS(rsim::run_sweep(path, {}, {}, "", {}), rsim::InputError);
+  // An axis given twice would leave the point's values ambiguous: refused, naming the key.
+  CHECK_THROWS_WITH(rsim::run_sweep(path, {},
+                                    {rsim::parse_sweep_axis("workload.batch=2", "--over"),
+                                     rsim::parse_sweep_axis("workload.batch=4", "--over")},
+                                    "", {}),
+                    Catch::Contains("varies workload.batch twice"));
+}
+
+TEST_CASE("the sweep's CSV: a header, one row per point, errors quoted per RFC 4180", "[sweep]") {
+  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
+  const auto result = rsim::run_sweep(path, {},
+                                      {rsim::parse_sweep_axis("workload.batch=1,2", "--over"),
+                                       rsim::parse_sweep_axis("plan=shard_batch", "--over")},
+                                      "", {});
+  std::ostringstream out;
+  rsim::write_sweep_csv(out, result);
+  std::istringstream lines(out.str());
+  std::string header;
+  std::string invalid;
+  std::string valid;
+  std::getline(lines, header);
+  std::getline(lines, invalid);
+  std::getline(lines, valid);
+  CHECK(header ==
+        "workload.batch,plan,t_lower_s,t_upper_s,t_math_s,t_mem_s,t_net_s,bound,"
+        "memory_per_device_bytes,fits,error");
+  // Batch 1 does not divide over 2 devices: eight empty figures, then the message.
+  CHECK_THAT(invalid, Catch::StartsWith("1,shard_batch,,,,,,,,,"));
+  CHECK_THAT(invalid, Catch::Contains("does not divide"));
+  // Batch 2: the figures at 17 significant digits (a double read back is the same double).
+  const rsim::Totals& total = result.points[1].total;
+  CHECK_THAT(valid, Catch::StartsWith(fmt::format("2,shard_batch,{:.17g},{:.17g},",
+                                                  total.t_lower.si(), total.t_upper.si())));
+  CHECK_THAT(valid, Catch::EndsWith(",true,"));
+  CHECK(rsim::csv_field("plain") == "plain");
+  CHECK(rsim::csv_field("a, \"b\"") == "\"a, \"\"b\"\"\"");
 }
 
 TEST_CASE("the sweep chart: one band per series, the bisection's crossover marked", "[sweep]") {

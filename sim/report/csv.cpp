@@ -15,15 +15,7 @@ std::string csv_cell(const nlohmann::ordered_json& value) {
     return "";
   }
   if (value.is_string() || value.is_structured()) {
-    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
-    if (text.find_first_of(",\"\n") == std::string::npos) {
-      return text;
-    }
-    std::string quoted = "\"";
-    for (char character : text) {
-      quoted += character == '"' ? std::string("\"\"") : std::string(1, character);
-    }
-    return quoted + "\"";
+    return csv_field(value.is_string() ? value.get<std::string>() : value.dump());
   }
   if (value.is_number_float()) {
     return fmt::format("{:.17g}", value.get<double>());
@@ -45,6 +37,17 @@ void flatten(const nlohmann::ordered_json& record, const std::string& prefix,
 }
 
 }  // namespace
+
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\n") == std::string_view::npos) {
+    return std::string(text);
+  }
+  std::string quoted = "\"";
+  for (char character : text) {
+    quoted += character == '"' ? std::string("\"\"") : std::string(1, character);
+  }
+  return quoted + "\"";
+}
 
 // Writes records as a header line (every flattened key, in order of first appearance) and one
 // line per record; a record lacking a column leaves it empty.

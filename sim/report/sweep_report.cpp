@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -235,31 +236,44 @@ nlohmann::ordered_json sweep_to_json(const SweepResult& result) {
               {"crossovers", crossovers}};
 }
 
+// The same columns as write_records_csv would make of one record per evaluated point (the axes,
+// then the figures; empty where a point is invalid), written directly: a sweep has millions.
 void write_sweep_csv(std::ostream& out, const SweepResult& result) {
-  std::vector<Json> records;
+  const bool any = std::any_of(result.points.begin(), result.points.end(),
+                               [](const SweepPoint& point) { return point.evaluated; });
+  if (!any) {
+    return;
+  }
+  fmt::memory_buffer buffer;
+  auto write = std::back_inserter(buffer);
+  for (const SweepAxis& axis : result.axes) {
+    fmt::format_to(write, "{},", csv_field(axis.key));
+  }
+  fmt::format_to(write,
+                 "t_lower_s,t_upper_s,t_math_s,t_mem_s,t_net_s,bound,memory_per_device_bytes,"
+                 "fits,error\n");
   for (const SweepPoint& point : result.points) {
     if (!point.evaluated) {
       continue;
     }
-    const bool valid = point.error.empty();
-    const Totals& total = point.total;
-    Json record = Json::object();
-    for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
-      record[result.axes[axis].key] = point.values[axis];
+    for (const std::string& value : point.values) {
+      fmt::format_to(write, "{},", csv_field(value));
     }
-    const auto figure = [&](double value) { return valid ? Json(value) : Json(nullptr); };
-    record["t_lower_s"] = figure(total.t_lower.si());
-    record["t_upper_s"] = figure(total.t_upper.si());
-    record["t_math_s"] = figure(total.t_math.si());
-    record["t_mem_s"] = figure(total.t_mem.si());
-    record["t_net_s"] = figure(total.t_net.si());
-    record["bound"] = valid ? Json(bound_label(total)) : Json(nullptr);
-    record["memory_per_device_bytes"] = figure(point.footprint.total().si());
-    record["fits"] = valid ? Json(point.footprint.fits()) : Json(nullptr);
-    record["error"] = valid ? Json(nullptr) : Json(point.error);
-    records.push_back(std::move(record));
+    if (!point.error.empty()) {
+      fmt::format_to(write, ",,,,,,,,{}\n", csv_field(point.error));
+    } else {
+      const Totals& total = point.total;
+      fmt::format_to(write, "{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{},\n",
+                     total.t_lower.si(), total.t_upper.si(), total.t_math.si(), total.t_mem.si(),
+                     total.t_net.si(), csv_field(bound_label(total)), point.footprint.total().si(),
+                     point.footprint.fits());
+    }
+    if (buffer.size() > (std::size_t{1} << 20)) {
+      out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+      buffer.clear();
+    }
   }
-  write_records_csv(out, records);
+  out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
 }
 
 }  // namespace rsim
