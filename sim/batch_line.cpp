@@ -186,8 +186,7 @@ std::unique_ptr<BatchLine::Workspace> BatchLine::workspace() const {
   return workspace;
 }
 
-std::optional<BatchLine::Point> BatchLine::evaluate(std::int64_t batch,
-                                                    Workspace& workspace) const {
+const BatchLine::Point* BatchLine::evaluate(std::int64_t batch, Workspace& workspace) const {
   RSIM_CHECK(usable() && batch >= 1, "evaluating a batch line that is not usable");
   RSIM_CHECK(workspace.line_ == this, "a batch line's workspace used with another (or moved) line");
   for (std::size_t index = 0; index < scaled_.size(); ++index) {
@@ -197,7 +196,7 @@ std::optional<BatchLine::Point> BatchLine::evaluate(std::int64_t batch,
       std::int64_t product = 0;
       if (__builtin_mul_overflow(static_cast<std::int64_t>(scaled.at_probe), batch, &product) ||
           product % probe_batch_ != 0) {
-        return std::nullopt;
+        return nullptr;
       }
       *std::get<std::int64_t*>(number) = product / probe_batch_;
       continue;
@@ -215,9 +214,10 @@ std::optional<BatchLine::Point> BatchLine::evaluate(std::int64_t batch,
   }
   recost_graph(workspace.graph_, workspace.plan_, roofs_, scenario_.tiles, &workspace.cache,
                workspace.table_);
-  return Point{compute_totals(workspace.graph_, workspace.table_),
-               weights_and_cache(scenario_, workspace.graph_, order_, parameters_, weight_fraction_,
-                                 roofs_)};
+  compute_totals(workspace.graph_, workspace.table_, workspace.point_.total);
+  workspace.point_.footprint =
+      weights_and_cache(scenario_, workspace.graph_, order_, parameters_, weight_fraction_, roofs_);
+  return &workspace.point_;
 }
 
 }  // namespace rsim

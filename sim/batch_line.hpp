@@ -48,6 +48,7 @@ class BatchLine {
     std::vector<NumberRef> scaled_;  ///< the proportional numbers of graph_, in template order
     CostPlan plan_;                  ///< table_'s lookups
     CostTable table_;                ///< graph_'s costs, re-costed in place point after point
+    Point point_;                    ///< the last point evaluated
   };
 
   BatchLine(const Scenario& scenario, const Roofs& roofs);
@@ -59,9 +60,10 @@ class BatchLine {
   /// A workspace for this line, valid while the line stays where it is (not moved).
   [[nodiscard]] std::unique_ptr<Workspace> workspace() const;
 
-  /// The run at `batch` ≥ 1; nullopt where a proportional size would not be whole at that batch
-  /// (the plan does not divide it, or shards it otherwise): analyze() decides those points.
-  [[nodiscard]] std::optional<Point> evaluate(std::int64_t batch, Workspace& workspace) const;
+  /// The run at `batch` ≥ 1, held by the workspace until its next evaluation; nullptr where a
+  /// proportional size would not be whole at that batch (the plan does not divide it, or shards
+  /// it otherwise): analyze() decides those points.
+  [[nodiscard]] const Point* evaluate(std::int64_t batch, Workspace& workspace) const;
 
  private:
   struct Scaled {

@@ -19,13 +19,22 @@ void add_tiers(Totals& totals, const OpCost& cost, double count) {
   }
 }
 
-// Totals of the rows selected by `mask` (1 = included).
-Totals sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::ArrayXd& mask) {
+// Totals of the rows selected by `mask` (1 = included), into `totals` (its vectors' storage
+// reused).
+void sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::ArrayXd& mask,
+              Totals& totals) {
   const Eigen::ArrayXd weight = table.counts * mask;
   const Eigen::ArrayXd t_math = table.times.col(CostTable::kMathColumn);
   const Eigen::ArrayXd t_mem = table.times.col(CostTable::kMemoryColumn);
   const Eigen::ArrayXd t_net = table.times.col(CostTable::kNetworkColumn);
-  Totals totals;
+  totals.flops = Flops(0.0);
+  totals.bytes = Bytes(0.0);
+  totals.ideal_bytes = Bytes(0.0);
+  totals.t_net_by_tier.clear();
+  totals.net_bytes_by_tier.clear();
+  totals.bytes_by_tier.clear();
+  totals.t_by_tier.clear();
+  totals.t_critical = Seconds(0.0);
   totals.t_math = Seconds((t_math * weight).sum());
   totals.t_mem = Seconds((t_mem * weight).sum());
   totals.t_net = Seconds((t_net * weight).sum());
@@ -63,7 +72,14 @@ Totals sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::Array
                                                                        : Bound::memory;
   if (totals.bound == Bound::memory) {
     totals.bound_tier = side.tier;
+  } else {
+    totals.bound_tier.clear();
   }
+}
+
+Totals sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::ArrayXd& mask) {
+  Totals totals;
+  sum_rows(graph, table, mask, totals);
   return totals;
 }
 
@@ -156,8 +172,14 @@ std::string bound_label(const Totals& totals) {
 }
 
 Totals compute_totals(const OpGraph& graph, const CostTable& table) {
-  return sum_rows(graph, table,
-                  Eigen::ArrayXd::Ones(static_cast<Eigen::Index>(table.order.size())));
+  Totals totals;
+  compute_totals(graph, table, totals);
+  return totals;
+}
+
+void compute_totals(const OpGraph& graph, const CostTable& table, Totals& totals) {
+  sum_rows(graph, table, Eigen::ArrayXd::Ones(static_cast<Eigen::Index>(table.order.size())),
+           totals);
 }
 
 Bounds compute_bounds(const OpGraph& graph, const CostTable& table) {

@@ -49,6 +49,8 @@ Bounds compute_bounds(const OpGraph& graph, const CostTable& table);
 
 /// compute_bounds' total without its critical path (t_critical stays 0): the sums over every op.
 Totals compute_totals(const OpGraph& graph, const CostTable& table);
+/// The same into `totals`, reusing its vectors' storage (a sweep's point after point).
+void compute_totals(const OpGraph& graph, const CostTable& table, Totals& totals);
 
 /// The roof that holds a sum: "compute", "network", or its memory tier ("dram", "l2").
 std::string bound_label(const Totals& totals);

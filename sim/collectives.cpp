@@ -201,7 +201,7 @@ CollectiveCost collective_cost(const Collective& collective, const NetworkTier& 
 }
 
 CollectiveCost collective_cost(const Collective& collective,
-                               const std::vector<const NetworkTier*>& tiers) {
+                               const std::vector<const NetworkTier*>& tiers, bool describe) {
   RSIM_CHECK(!tiers.empty(), "a collective needs a network tier");
   if (tiers.size() == 1) {
     return collective_cost(collective, *tiers.front());
@@ -234,13 +234,17 @@ CollectiveCost collective_cost(const Collective& collective,
       total.bandwidth_time = std::max(total.bandwidth_time, cost.bandwidth_time);
       total.latency_time = total.latency_time + cost.latency_time;
       total.bytes_per_device = std::max(total.bytes_per_device, cost.bytes_per_device);
-      levels.push_back(fmt::format("{} ×{} ({})", tier.name, size, cost.algorithm));
+      if (describe) {
+        levels.push_back(fmt::format("{} ×{} ({})", tier.name, size, cost.algorithm));
+      }
     }
     below *= size;
   }
   total.time = std::max(total.bandwidth_time, total.latency_time);
   total.latency_bound = total.latency_time > total.bandwidth_time;
-  total.algorithm = fmt::format("hierarchical: {}", fmt::join(levels, ", then "));
+  if (describe) {
+    total.algorithm = fmt::format("hierarchical: {}", fmt::join(levels, ", then "));
+  }
   return total;
 }
 

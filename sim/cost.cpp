@@ -351,8 +351,9 @@ void cost_op(const Op& op, const OpCostPlan& plan, const std::vector<InnerTier>&
   cost.bytes = cost.tiers.front().bytes;
   cost.t_math = cost.flops / plan.path->peak;
   cost.t_mem = cost.tiers.front().time;
-  cost.t_net = op.kind == OpKind::collective ? collective_cost(op.collective, plan.networks).time
-                                             : Seconds(0.0);
+  cost.t_net = op.kind == OpKind::collective
+                   ? collective_cost(op.collective, plan.networks, false).time
+                   : Seconds(0.0);
   // The slowest tier holds the memory side; every tier's time adds to the no-overlap bound.
   const TierCost* slowest = &cost.tiers.front();
   Seconds t_tiers;

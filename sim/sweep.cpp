@@ -175,8 +175,9 @@ class Evaluator {
         }
         const std::int64_t batch = *parse_integer(point.values[*batch_axis_]);
         if (base->line && base->line->usable()) {
-          if (auto fast = base->line->evaluate(batch, thread.workspace(base->id, *base->line))) {
-            point.total = std::move(fast->total);
+          if (const auto* fast =
+                  base->line->evaluate(batch, thread.workspace(base->id, *base->line))) {
+            point.total = sweep_figures(fast->total);
             point.footprint = fast->footprint;
             return point;
           }
@@ -195,11 +196,8 @@ class Evaluator {
     return point;
   }
 
-  // A sweep reports the whole run's sums, not its critical path: the batch line does not
-  // compute it, and both paths fill the same fields.
   static void fill(SweepPoint& point, const RunResult& run) {
-    point.total = run.bounds.total;
-    point.total.t_critical = Seconds(0.0);
+    point.total = sweep_figures(run.bounds.total);
     point.footprint = run.footprint;
   }
 
@@ -387,8 +385,8 @@ class CrossoverFinder {
     for (std::size_t index = 1; index < line.size(); ++index) {
       const SweepPoint& previous = *line[index - 1];
       const SweepPoint& next = *line[index];
-      const std::string from = bound_label(previous.total);
-      const std::string to = bound_label(next.total);
+      const std::string from = previous.total.roof;
+      const std::string to = next.total.roof;
       if (from == to) {
         continue;
       }
@@ -401,9 +399,7 @@ class CrossoverFinder {
       std::vector<SweepPoint> after;
       locate(
           crossover, {previous.values}, x_of(previous), x_of(next),
-          [&](const std::vector<SweepPoint>& points) {
-            return bound_label(points.front().total) == to;
-          },
+          [&](const std::vector<SweepPoint>& points) { return points.front().total.roof == to; },
           before, after);
       crossover.t_before = before.front().total.t_lower;
       crossover.t_after = after.front().total.t_lower;
@@ -471,6 +467,11 @@ class CrossoverFinder {
 };
 
 }  // namespace
+
+SweepFigures sweep_figures(const Totals& totals) {
+  return {totals.t_lower, totals.t_upper, totals.t_math,      totals.t_mem,
+          totals.t_net,   totals.bound,   bound_label(totals)};
+}
 
 SweepAxis parse_sweep_axis(std::string_view assignment, std::string_view origin) {
   const std::size_t equals = assignment.find('=');

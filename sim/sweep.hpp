@@ -26,12 +26,25 @@ struct SweepAxis {
 /// `LO..HI:log2` (LO, 2·LO, 4·LO, …, and HI). InputError naming `origin` otherwise.
 SweepAxis parse_sweep_axis(std::string_view assignment, std::string_view origin);
 
+/// What a sweep keeps of a point's whole-run sums (compute_totals'): the bounds and the roof,
+/// not the per-tier and per-network breakdowns, so that millions of points stay small.
+struct SweepFigures {
+  Seconds t_lower;  ///< Σ max per op
+  Seconds t_upper;  ///< Σ sum per op
+  Seconds t_math;
+  Seconds t_mem;
+  Seconds t_net;
+  Bound bound = Bound::memory;
+  std::string roof;  ///< bound_label: "compute", "network" or the memory tier ("hbm", "l2")
+};
+SweepFigures sweep_figures(const Totals& totals);
+
 /// What one grid point costs (the whole run, per device).
 struct SweepPoint {
   std::vector<std::string> values;  ///< one per axis
   bool evaluated = false;           ///< false if the sweep was cancelled first
   std::string error;                ///< the point is not a valid scenario (a plan not dividing)
-  Totals total;  ///< the whole run's sums (compute_totals: its critical path is not computed)
+  SweepFigures total;               ///< the whole run's sums
   Footprint footprint;
 };
 

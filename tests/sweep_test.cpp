@@ -138,7 +138,7 @@ TEST_CASE("the sweep's CSV: a header, one row per point, errors quoted per RFC 4
   CHECK_THAT(invalid, Catch::StartsWith("1,shard_batch,,,,,,,,,"));
   CHECK_THAT(invalid, Catch::Contains("does not divide"));
   // Batch 2: the figures at 17 significant digits (a double read back is the same double).
-  const rsim::Totals& total = result.points[1].total;
+  const rsim::SweepFigures& total = result.points[1].total;
   CHECK_THAT(valid, Catch::StartsWith(fmt::format("2,shard_batch,{:.17g},{:.17g},",
                                                   total.t_lower.si(), total.t_upper.si())));
   CHECK_THAT(valid, Catch::EndsWith(",true,"));

@@ -371,7 +371,7 @@ void write_sweep_html(std::ostream& out, const SweepResult& result) {
       row.push_back(result.axes[axis].numeric ? count(std::stod(point.values[axis]))
                                               : Cell{point.values[axis]});
     }
-    const Totals& total = point.total;
+    const SweepFigures& total = point.total;
     for (const Seconds time :
          {total.t_lower, total.t_upper, total.t_math, total.t_mem, total.t_net}) {
       row.push_back(seconds(time.si()));

@@ -40,14 +40,14 @@ Json point_record(const SweepResult& result, const SweepPoint& point) {
     return Json{{"values", values},
                 {"error", point.evaluated ? Json(point.error) : Json("not evaluated")}};
   }
-  const Totals& total = point.total;
+  const SweepFigures& total = point.total;
   return Json{{"values", values},
               {"t_lower_s", total.t_lower.si()},
               {"t_upper_s", total.t_upper.si()},
               {"t_math_s", total.t_math.si()},
               {"t_mem_s", total.t_mem.si()},
               {"t_net_s", total.t_net.si()},
-              {"bound", bound_label(total)},
+              {"bound", total.roof},
               {"memory_per_device_bytes", point.footprint.total().si()},
               {"capacity_bytes", point.footprint.capacity.si()},
               {"fits", point.footprint.fits()},
@@ -115,7 +115,7 @@ SeriesChart sweep_chart(const SweepResult& result) {
   for (const std::string& name : names) {
     Series series{name, {}, {}, {}};
     for (std::int64_t x : xs) {
-      const Totals& total = by_series[name][x]->total;
+      const SweepFigures& total = by_series[name][x]->total;
       series.x.push_back(static_cast<double>(x));
       series.lower_s.push_back(total.t_lower.si());
       series.upper_s.push_back(total.t_upper.si());
@@ -169,10 +169,10 @@ void write_sweep_text(std::ostream& out, const SweepResult& result) {
       cells.insert(cells.end(), {"-", "-", "-", "-", "-", "invalid", "-", "-"});
       errors.push_back(fmt::format("{}: {}", fmt::join(point.values, ", "), point.error));
     } else {
-      const Totals& total = point.total;
+      const SweepFigures& total = point.total;
       cells.insert(cells.end(),
                    {seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_math),
-                    seconds(total.t_mem), seconds(total.t_net), bound_label(total),
+                    seconds(total.t_mem), seconds(total.t_net), total.roof,
                     format_quantity(point.footprint.total().si(), Dimension::bytes),
                     point.footprint.fits() ? "yes" : "NO"});
     }
@@ -262,10 +262,10 @@ void write_sweep_csv(std::ostream& out, const SweepResult& result) {
     if (!point.error.empty()) {
       fmt::format_to(write, ",,,,,,,,{}\n", csv_field(point.error));
     } else {
-      const Totals& total = point.total;
+      const SweepFigures& total = point.total;
       fmt::format_to(write, "{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{},\n",
                      total.t_lower.si(), total.t_upper.si(), total.t_math.si(), total.t_mem.si(),
-                     total.t_net.si(), csv_field(bound_label(total)), point.footprint.total().si(),
+                     total.t_net.si(), csv_field(total.roof), point.footprint.total().si(),
                      point.footprint.fits());
     }
     if (buffer.size() > (std::size_t{1} << 20)) {
