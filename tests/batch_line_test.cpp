@@ -127,4 +127,23 @@ TEST_CASE("sweeps along batch lines print what analyze() at every point prints",
   auto without = rsim::sweep_to_json(rsim::run_sweep(path, {}, axes, "", {}, slow));
   CHECK(with_lines.dump() == without.dump());
   CHECK_FALSE(with_lines["crossovers"].empty());
+  // The batch between two other axes: each grid point finds its base by arithmetic on its
+  // index (the other axes' mixed radix), which must be the base its values name.
+  const std::vector<rsim::SweepAxis> middle{
+      rsim::parse_sweep_axis("plan=shard_d,shard_batch", "--over"),
+      rsim::parse_sweep_axis("workload.batch=2..64:log2", "--over"),
+      rsim::parse_sweep_axis("precision=bf16,int8", "--over")};
+  const auto swept = rsim::run_sweep(path, {}, middle, "", {}, fast);
+  REQUIRE(swept.points.size() == 2 * 6 * 2);
+  for (const rsim::SweepPoint& point : swept.points) {
+    rsim::Scenario scenario = rsim::load_scenario(path, {{{"plan.preset", point.values[0]},
+                                                          {"workload.batch", point.values[1]},
+                                                          {"precision", point.values[2]}},
+                                                         ""});
+    rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
+    const auto run = rsim::analyze(std::move(scenario), std::move(roofs));
+    REQUIRE(point.error.empty());
+    CHECK(point.total.t_lower.si() == run.bounds.total.t_lower.si());
+    CHECK(point.total.t_upper.si() == run.bounds.total.t_upper.si());
+  }
 }
