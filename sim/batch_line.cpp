@@ -177,7 +177,7 @@ std::unique_ptr<BatchLine::Workspace> BatchLine::workspace() const {
   auto workspace = std::make_unique<Workspace>();
   workspace->line_ = this;
   workspace->graph_ = graph_;
-  workspace->table_ = cost_graph(workspace->graph_, order_, roofs_, scenario_.tiles);
+  workspace->table_ = empty_cost_table(order_, roofs_);
   workspace->plan_ = plan_costs(workspace->graph_, order_, roofs_, scenario_.tiles);
   const std::vector<NumberRef> numbers = numbers_of(workspace->graph_);
   for (const Scaled& scaled : scaled_) {

@@ -410,15 +410,21 @@ void fill_row(CostTable& table, Eigen::Index row, const OpCost& cost, const Op& 
 
 }  // namespace
 
-CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
-                     const Roofs& roofs, const TileChoices& tiles, TileCache* cache) {
+CostTable empty_cost_table(const std::vector<OpGraph::Vertex>& order, const Roofs& roofs) {
   CostTable table;
   table.order = order;
   const auto rows = static_cast<Eigen::Index>(table.order.size());
   const auto on_chip_tiers = static_cast<Eigen::Index>(roofs.memory.size()) - 1;
-  table.times.resize(rows, CostTable::kFirstOnChipColumn + on_chip_tiers);
-  table.counts.resize(rows);
+  table.times = Eigen::ArrayXXd::Zero(rows, CostTable::kFirstOnChipColumn + on_chip_tiers);
+  table.counts = Eigen::ArrayXd::Zero(rows);
   table.costs.resize(table.order.size());
+  return table;
+}
+
+CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
+                     const Roofs& roofs, const TileChoices& tiles, TileCache* cache) {
+  CostTable table = empty_cost_table(order, roofs);
+  const auto rows = static_cast<Eigen::Index>(table.order.size());
   const std::vector<InnerTier> inner_tiers = plan_inner_tiers(roofs, tiles);
   for (Eigen::Index row = 0; row < rows; ++row) {
     const Op& op = graph.op(table.order[static_cast<std::size_t>(row)]);

@@ -134,6 +134,10 @@ CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices
 CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
                      const Roofs& roofs, const TileChoices& tiles = {}, TileCache* cache = nullptr);
 
+/// A table for `order` against the roofs' tiers with every time zero and every cost empty: the
+/// shape recost_graph fills (costing nothing, so it cannot fail where the sizes will change).
+CostTable empty_cost_table(const std::vector<OpGraph::Vertex>& order, const Roofs& roofs);
+
 /// Re-costs the graph `table` was made for (same order, `plan` from plan_costs) after its sizes
 /// changed, in place: what cost_graph would return, without allocating or looking up names.
 void recost_graph(const OpGraph& graph, const CostPlan& plan, const Roofs& roofs,

@@ -112,6 +112,11 @@ struct TileRow {
 /// search. Results are the same with or without it. Not thread-safe: one per thread.
 class TileCache {
  public:
+  TileCache() = default;
+  /// Not copyable: the front's pointers would point into the other cache's rows.
+  TileCache(const TileCache&) = delete;
+  TileCache& operator=(const TileCache&) = delete;
+  ~TileCache() = default;
   using Key = std::array<double, 10>;
   /// The rows of one search, for bm = 1, 2, 4, … in order, computed as far as a search needed.
   struct Rows {
