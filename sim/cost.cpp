@@ -286,9 +286,6 @@ void tier_costs(const Op& op, const OpCostPlan& plan, const std::vector<InnerTie
   }
 }
 
-void cost_op(const Op& op, const OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
-             const Roofs& roofs, const TileChoices& tiles, TileCache* cache, OpCost& cost);
-
 }  // namespace
 
 std::vector<InnerTier> plan_inner_tiers(const Roofs& roofs, const TileChoices& tiles) {
@@ -333,12 +330,6 @@ OpCostPlan plan_op_cost(const Op& op, const Roofs& roofs) {
   return plan;
 }
 
-OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles, TileCache* cache) {
-  OpCost cost;
-  cost_op(op, plan_op_cost(op, roofs), plan_inner_tiers(roofs, tiles), roofs, tiles, cache, cost);
-  return cost;
-}
-
 namespace {
 
 void cost_op(const Op& op, const OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
@@ -378,6 +369,12 @@ void cost_op(const Op& op, const OpCostPlan& plan, const std::vector<InnerTier>&
 }
 
 }  // namespace
+
+OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles, TileCache* cache) {
+  OpCost cost;
+  cost_op(op, plan_op_cost(op, roofs), plan_inner_tiers(roofs, tiles), roofs, tiles, cache, cost);
+  return cost;
+}
 
 CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
                     const Roofs& roofs, const TileChoices& tiles) {
@@ -424,14 +421,7 @@ CostTable empty_cost_table(const std::vector<OpGraph::Vertex>& order, const Roof
 CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
                      const Roofs& roofs, const TileChoices& tiles, TileCache* cache) {
   CostTable table = empty_cost_table(order, roofs);
-  const auto rows = static_cast<Eigen::Index>(table.order.size());
-  const std::vector<InnerTier> inner_tiers = plan_inner_tiers(roofs, tiles);
-  for (Eigen::Index row = 0; row < rows; ++row) {
-    const Op& op = graph.op(table.order[static_cast<std::size_t>(row)]);
-    OpCost& cost = table.costs[static_cast<std::size_t>(row)];
-    cost_op(op, plan_op_cost(op, roofs), inner_tiers, roofs, tiles, cache, cost);
-    fill_row(table, row, cost, op);
-  }
+  recost_graph(graph, plan_costs(graph, order, roofs, tiles), roofs, tiles, cache, table);
   return table;
 }
 
