@@ -203,6 +203,7 @@ namespace {
 // traffic does not: a larger bn never reads more (⌈N/bn⌉ falls) and wins ties (larger bm·bn). That
 // is the same argmin as trying every (bm, bn) pair, in O(log M · log N) cheap checks instead of
 // O(log M · log N · depths) traffic evaluations; tests hold it against the exhaustive search.
+
 // The largest index below `count` at which `holds` is true, for a predicate true on a prefix of
 // the indices (a footprint growing with the index against a capacity); −1 if none. `guess` is
 // where the answer probably is (from the footprint's formula solved for the capacity): two
@@ -425,22 +426,17 @@ void TileRow::add(const TiledTraffic& candidate) {
 }
 
 std::size_t TileCache::KeyHash::operator()(const Key& key) const {
-  // The bits of each value, mixed (boost::hash_combine's constant); the keys are a few
-  // thousand at most, so this only has to spread them.
-  std::uint64_t hash = 0;
-  for (const double value : key) {
-    hash ^= std::bit_cast<std::uint64_t>(value) + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
-  }
-  return static_cast<std::size_t>(hash);
-}
-
-TileCache::Rows* TileCache::rows(const Key& key) {
-  // The slot: every number's bits (they sit high in a double), mixed by multiplication.
+  // Every number's bits (they sit high in a double), mixed by multiplication so that they reach
+  // the top bits too, which pick the front's slot.
   std::uint64_t mixed = 0;
   for (const double value : key) {
     mixed = (mixed ^ std::bit_cast<std::uint64_t>(value)) * 0x9e3779b97f4a7c15ULL;
   }
-  Recent& slot = recent_[static_cast<std::size_t>(mixed >> 56)];
+  return static_cast<std::size_t>(mixed);
+}
+
+TileCache::Rows* TileCache::rows(const Key& key) {
+  Recent& slot = recent_[static_cast<std::size_t>(KeyHash{}(key) >> 56)];
   if (slot.rows == nullptr || slot.key != key) {
     slot = {key, &rows_[key]};  // unordered_map's references survive rehashing
   }
