@@ -177,11 +177,12 @@ RunResult analyze(Scenario scenario, Roofs roofs, TileCache* cache) {
   ParameterCount parameters = count_parameters(scenario.model);
   std::vector<GroupCritical> groups = group_criticals(graph, table, roofs);
   Footprint memory = weights_and_cache(scenario, graph, order, parameters, weight_fraction, roofs);
+  std::optional<TrainingMemory> training;
   if (scenario.workload.phase == "train") {
-    const TrainingMemory training = training_memory(scenario, graph, parameters, weight_fraction);
-    memory.activations = training.saved_activations;
-    memory.gradients = training.gradients;
-    memory.optimizer_state = training.optimizer_state;
+    training = training_memory(scenario, graph, parameters, weight_fraction);
+    memory.activations = training->saved_activations;
+    memory.gradients = training->gradients;
+    memory.optimizer_state = training->optimizer_state;
   }
   const std::optional<double> width = critical_width(graph, table);
   std::optional<DecodeCritical> decode;
@@ -209,7 +210,8 @@ RunResult analyze(Scenario scenario, Roofs roofs, TileCache* cache) {
                    request,
                    pipeline,
                    std::move(thresholds),
-                   split};
+                   split,
+                   training};
 }
 
 namespace {

@@ -67,6 +67,7 @@ struct RunResult {
   std::optional<PipelineSchedule> pipeline;        ///< a `layers` rule: its bubble (in the bounds)
   std::vector<AxisThreshold> training_thresholds;  ///< training: per data and tensor mesh axis
   std::optional<FsdpTpSplit> fsdp_tp;              ///< training under FSDP + TP: the best split
+  std::optional<TrainingMemory> training_memory;   ///< training: the parts of the footprint
 };
 
 /// The scenario's op graph, sharded by its plan when it spans more than one device.

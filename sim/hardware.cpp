@@ -222,7 +222,7 @@ RoofOverrides parse_roof_overrides(const ConfigNode& node, const HardwareSpec& s
 
 HardwareSpec parse_hardware(const ConfigNode& document) {
   document.allow_only({"name", "source", "clock", "unified_memory", "vector_path", "compute",
-                       "memory", "network", "modes", "default_mode"});
+                       "memory", "host_memory", "network", "modes", "default_mode"});
   HardwareSpec spec;
   spec.file = document.mark().file;
   spec.name = document.at("name").as_string();
@@ -268,6 +268,16 @@ HardwareSpec parse_hardware(const ConfigNode& document) {
           .fail(
               fmt::format("'{}' is not a memory tier inside {}", holder, spec.memory[index].name));
     }
+  }
+  if (const ConfigNode* host = document.find("host_memory")) {
+    if (spec.unified_memory) {
+      host->fail("a unified-memory device has no separate host memory to offload to");
+    }
+    host->allow_only({"capacity", "bandwidth", "source", "derived"});
+    spec.host_memory =
+        HostMemory{Bytes(host->at("capacity").as_quantity(Dimension::bytes)),
+                   BytesPerSecond(host->at("bandwidth").as_quantity(Dimension::byte_rate)),
+                   parse_provenance(*host)};
   }
   if (const ConfigNode* network = document.find("network")) {
     for (const ConfigNode::Entry& entry : network->entries()) {
@@ -387,7 +397,7 @@ Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode_name,
                                  fmt::join(mode_names, ", ")));
   }
   Roofs roofs{spec.name,    mode->name,  spec.unified_memory, spec.vector_path,
-              spec.compute, spec.memory, spec.network};
+              spec.compute, spec.memory, spec.network,        spec.host_memory};
   // peak(mode) = explicit figure, else peak(base) × f_mode / f_base (specs.md §1c).
   for (ComputePath& path : roofs.compute) {
     if (mode->clock) {

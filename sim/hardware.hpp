@@ -49,6 +49,14 @@ struct MemoryTier {
   Provenance provenance;
 };
 
+/// Memory behind the host link (a GPU's PCIe to its CPU's DRAM) that a training plan may offload
+/// weights, saved activations or optimizer state to: one device's share of it and of the link.
+struct HostMemory {
+  Bytes capacity;            ///< per device
+  BytesPerSecond bandwidth;  ///< one direction, per device (the link is full duplex)
+  Provenance provenance;
+};
+
 /// How a network tier connects devices.
 enum class Topology {
   torus,     ///< per-axis rings of point-to-point links (TPU ICI); wraparound only at full size
@@ -96,6 +104,7 @@ struct HardwareSpec {
   std::vector<ComputePath> compute;
   std::vector<MemoryTier> memory;
   std::vector<NetworkTier> network;
+  std::optional<HostMemory> host_memory;  ///< absent: nothing to offload to (or unified memory)
   std::vector<HardwareMode> modes;
   std::string default_mode;
 };
@@ -109,6 +118,7 @@ struct Roofs {
   std::vector<ComputePath> compute;
   std::vector<MemoryTier> memory;
   std::vector<NetworkTier> network;
+  std::optional<HostMemory> host_memory;
 
   [[nodiscard]] const ComputePath* find_path(std::string_view name) const;
   [[nodiscard]] const NetworkTier* find_network(std::string_view name) const;

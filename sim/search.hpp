@@ -74,11 +74,22 @@ struct TrainingPlan {
   std::int64_t interleave = 1;  ///< v: layer chunks per pipeline stage (p > 1)
   /// The data axis's gradient reductions overlapped with the last microbatch's backward (d > 1).
   bool overlap_gradients = false;
+  /// The tensor axis's all-gathers and reduce-scatters run as ring steps under the matmuls that
+  /// consume or produce them (Megatron-LM's --tp-comm-overlap, which needs sequence parallelism;
+  /// the scaling book's collective matmul).
+  bool overlap_tensor = false;
+  /// Kept in the hardware's host_memory and streamed over its link, two layers resident at once
+  /// (Calculon's weight/activations/optimizer offload; ZeRO-Offload / ZeRO-Infinity).
+  bool offload_weights = false;
+  bool offload_activations = false;
+  bool offload_optimizer = false;
   /// megatron_3d, megatron_3d_sp, zero3_3d or zero3_3d_sp.
   [[nodiscard]] std::string_view preset() const;
   /// The preset, with "+zero1" or "+zero2" for plan.zero_stage 1 or 2.
   [[nodiscard]] std::string sharding() const;
-  /// "t8 p16 d8 megatron_3d+zero1 m192 full v2 overlap".
+  /// What is offloaded: "weights+activations", or "none".
+  [[nodiscard]] std::string offloaded() const;
+  /// "t8 p16 d8 megatron_3d_sp+zero1 m192 full v2 overlap tp-overlap offload:weights".
   [[nodiscard]] std::string label() const;
 };
 
@@ -95,10 +106,13 @@ struct TrainingCandidate {
   Seconds t_math;
   Seconds t_mem;
   Seconds t_net;
-  Seconds bubble;                ///< lower bound's bubble: (p − 1)/(v·m) × the pipelined work
+  Seconds t_host;         ///< the host link's busiest direction, Σ over the passes (offload)
+  Seconds tensor_hidden;  ///< tensor-axis collective time hidden under the matmuls (overlap)
+  Seconds bubble;         ///< lower bound's bubble: (p − 1)/(v·m) × the pipelined work
   double bubble_fraction = 0.0;  ///< (p − 1)/(v·m + p − 1)
-  Footprint footprint;
-  double mfu = 0.0;  ///< model FLOPs / (N × peak × step_lower)
+  Footprint footprint;           ///< main memory (HBM), what stays after offloading
+  Bytes host_bytes;              ///< host memory the offloaded state takes, per device
+  double mfu = 0.0;              ///< model FLOPs / (N × peak × step_lower)
 };
 
 /// Training plans not costed for one reason; `plans` of them share the plan shown (the others
@@ -118,8 +132,11 @@ struct TrainingSearchResult {
   std::int64_t layers = 0;
   std::int64_t seen = 0;      ///< plans in the space
   std::int64_t analyses = 0;  ///< analyze() runs (each costs every interleave v of its plan)
+  std::int64_t costed = 0;    ///< plans that fit and were costed (ranked keeps the best `keep`)
   double model_flops = 0.0;   ///< forward + backward FLOPs of one step, no recomputation
-  std::vector<TrainingCandidate> ranked;  ///< by step_lower, then step_upper, then plan order
+  /// The best TrainingSearchOptions::keep of the costed plans (all when keep is 0), by
+  /// step_lower, then step_upper, then plan order.
+  std::vector<TrainingCandidate> ranked;
   std::vector<TrainingRejection> rejected;
   std::map<std::string, std::int64_t> rejected_by_reason;  ///< plans per reason
   std::int64_t threads = 1;
@@ -131,6 +148,9 @@ struct TrainingSearchOptions {
   /// Reject without costing what provably does not fit or divide (see search_training_plans);
   /// off costs every plan, for checking that the pruning loses nothing.
   bool prune = true;
+  /// How many of the best plans to keep in `ranked` (0: all). Millions of plans are costed;
+  /// each thread keeps only its best `keep`, so memory does not grow with the space.
+  std::size_t keep = 0;
 };
 
 /// Every training plan of a `phase: train` scenario on `devices` devices:
@@ -146,19 +166,30 @@ struct TrainingSearchOptions {
 ///   interleaved schedule, Narayanan et al. 2021 §2.2.2);
 /// - for d > 1, the weight gradients' reductions over 'data' after the backward pass (as the
 ///   lower bound sums them) or overlapped with the last microbatch's backward: exposed
-///   max(G/ℓ, G − B/m) of their time G (B the step's backward device time, ℓ the layers held).
+///   max(G/ℓ, G − B/m) of their time G (B the step's backward device time, ℓ the layers held);
+/// - with sequence parallelism, the tensor axis's all-gathers and reduce-scatters after their
+///   matmuls or overlapped with them as ring steps: per pass (forward; backward with the
+///   recomputation) exposed max(0, C − (t−1)/t·G) of their time C, G the pass's matmuls;
+/// - with the hardware's host_memory, every subset of {weights, saved activations, optimizer
+///   state} offloaded: HBM keeps two of the ℓ layers' worth (the embedding and head stay), the
+///   host the layers' whole; per step the link carries, in its busier direction, the layers'
+///   weights in per microbatch in the forward (against the activations out) and in the backward
+///   (plus the activations back), and the offloaded weights and state each way in the optimizer
+///   step; each pass takes the longer of its ops and its transfers (the upper bound adds them).
 /// Rejected with their reason: the mesh does not fit the tiers; p does not divide the layers;
 /// weights, gradients and optimizer state alone exceed the memory (P/(t·p) parameters × their
-/// bytes, the ZeRO-split parts / d, before costing); b is not whole; the plan does not divide the
+/// bytes, the ZeRO-split parts / d, the offloadable parts at two layers' worth, before costing);
+/// an offloading choice does not fit the host memory; b is not whole; the plan does not divide the
 /// model (then at every m, so the other m are not costed); the costed footprint does not fit (a
 /// larger microbatch of the same plan then does not fit either: the saved activations grow with
 /// b·min(m, p) = min(B/d, b·p), so those are rejected uncosted); v > 1 with m % p ≠ 0. One
 /// analyze() per (t, p, d, weights, sp, m, recompute) at v = 1; the other v and the overlap
 /// follow exactly (the stage-boundary sends × v, the bubble (p − 1)/(v·m) × the pipelined work,
-/// the hidden part of the reductions). `prune` off costs what the shortcuts skip. Ranked by the
-/// step's lower bound; ties by upper bound, then plan order (t, p, ZeRO stage, sp, m, recompute,
-/// v, overlap ascending). Parallel with TBB; the ranking does not depend on
-/// the thread count.
+/// the hidden part of the reductions, the tensor overlap, the offloading). `prune` off costs what
+/// the shortcuts skip. Ranked by the step's lower bound; ties by upper bound, then plan order (t,
+/// p, ZeRO stage, sp, m, recompute, v, gradient overlap, tensor overlap, offloaded weights,
+/// activations, optimizer ascending); `keep` > 0 keeps the best `keep`. Parallel with TBB; the
+/// ranking does not depend on the thread count.
 TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,
                                            std::int64_t devices,
                                            const TrainingSearchOptions& options = {});

@@ -21,6 +21,7 @@ constexpr std::string_view kLayersReason = "layers do not divide over the pipeli
 constexpr std::string_view kBatchReason = "batch does not divide into microbatches";
 constexpr std::string_view kModelReason = "does not divide the model";
 constexpr std::string_view kMemoryReason = "does not fit in memory";
+constexpr std::string_view kHostMemoryReason = "does not fit in host memory";
 constexpr std::string_view kInterleaveReason = "interleaving needs m divisible by p";
 
 constexpr std::array kRecomputeLevels{Recompute::none, Recompute::selective, Recompute::full};
@@ -113,12 +114,108 @@ struct SearchContext {
   double model_flops = 0.0;
   double peak = 0.0;  // FLOP/s of the matmuls' compute path
   bool prune = true;
+  // The transformer blocks' share of the parameters: what offloading streams layer by layer.
+  double layer_share = 0.0;
+  std::size_t keep = 0;
+};
+
+// Offloading choices, one bit each; every subset is a plan when the hardware has host memory.
+constexpr unsigned kOffloadWeights = 1U;
+constexpr unsigned kOffloadActivations = 2U;
+constexpr unsigned kOffloadOptimizer = 4U;
+constexpr unsigned kOffloadAll = 7U;
+
+unsigned offload_masks(const Roofs& roofs) { return roofs.host_memory ? kOffloadAll + 1 : 1U; }
+
+// Tensor-axis collectives run after their matmuls, or overlapped with them: the latter needs
+// sequence parallelism (its all-gathers and reduce-scatters are what a ring step splits).
+std::int64_t tensor_options(const TrainingPlan& shape) { return shape.sequence_parallel ? 2 : 1; }
+
+// The plans derived from one (t, p, d, ZeRO stage, sp, recompute, m, v).
+std::int64_t variants(const TrainingPlan& shape, const Roofs& roofs) {
+  return overlap_options(shape) * tensor_options(shape) *
+         static_cast<std::int64_t>(offload_masks(roofs));
+}
+
+auto plan_key(const TrainingPlan& plan) {
+  return std::make_tuple(plan.tensor, plan.pipeline, plan.zero_stage, plan.sequence_parallel,
+                         plan.microbatches, static_cast<int>(plan.recompute), plan.interleave,
+                         plan.overlap_gradients, plan.overlap_tensor, plan.offload_weights,
+                         plan.offload_activations, plan.offload_optimizer);
+}
+
+auto rank_key(const TrainingCandidate& candidate) {
+  return std::make_tuple(candidate.step_lower.si(), candidate.step_upper.si(),
+                         plan_key(candidate.plan));
+}
+
+bool ranks_before(const TrainingCandidate& left, const TrainingCandidate& right) {
+  return rank_key(left) < rank_key(right);
+}
+
+// The best `keep` candidates one task has seen (all of them when keep is 0). It keeps up to
+// 2·keep and trims to the best keep, so admitting is one comparison with the last kept.
+class Leaderboard {
+ public:
+  explicit Leaderboard(std::size_t keep) : keep_(keep) {}
+
+  [[nodiscard]] bool admits(double step_lower, double step_upper, const TrainingPlan& plan) const {
+    return !bar_ || std::make_tuple(step_lower, step_upper, plan_key(plan)) < rank_key(*bar_);
+  }
+
+  void add(TrainingCandidate candidate) {
+    entries_.push_back(std::move(candidate));
+    if (keep_ > 0 && entries_.size() >= 2 * keep_) {
+      trim();
+    }
+  }
+
+  std::vector<TrainingCandidate> take() {
+    if (keep_ > 0) {
+      trim();
+    }
+    return std::move(entries_);
+  }
+
+ private:
+  void trim() {
+    const auto kept = static_cast<std::ptrdiff_t>(std::min(keep_, entries_.size()));
+    std::partial_sort(entries_.begin(), entries_.begin() + kept, entries_.end(), ranks_before);
+    entries_.erase(entries_.begin() + kept, entries_.end());
+    if (entries_.size() == keep_) {
+      bar_ = entries_.back();
+    }
+  }
+
+  std::size_t keep_;
+  std::vector<TrainingCandidate> entries_;
+  std::optional<TrainingCandidate> bar_;  // the worst kept once `keep` are: what must be beaten
 };
 
 struct TaskResult {
   std::vector<TrainingCandidate> candidates;
   std::vector<TrainingRejection> rejected;
   std::int64_t analyses = 0;
+  std::int64_t costed = 0;
+};
+
+// One costing's sums that every derived plan reads: per pass group (forward; backward with the
+// recomputation; optimizer), the ops' lower and upper bounds, the tensor axis's all-gathers and
+// reduce-scatters, and the matmuls they can hide under.
+struct PassSums {
+  double lower = 0.0;
+  double tensor_collectives = 0.0;  // lower bound (T_net) of the tensor axis's AG / RS
+  double matmuls = 0.0;             // lower bound of the matmuls
+};
+
+// What offloading moves and keeps, per device, for one costing (every choice derives from it).
+struct OffloadBytes {
+  double weights = 0.0;          // the held layers' weights
+  double optimizer = 0.0;        // the held layers' optimizer state
+  double activations = 0.0;      // all layers' saved activations, every microbatch in flight
+  double per_microbatch = 0.0;   // saved activations one microbatch writes over the held layers
+  double resident_share = 1.0;   // of the layers' weights / state kept in HBM: min(1, 2/ℓ)
+  double hbm_activations = 0.0;  // saved activations left in HBM when they are offloaded
 };
 
 class TrainingSearcher {
@@ -128,9 +225,10 @@ class TrainingSearcher {
   // One task of the parallel loop: every m and v of one (t, p, d, weights, sp, recompute).
   [[nodiscard]] TaskResult run(const TrainingPlan& shape, TileCache& cache) const {
     TaskResult result;
+    Leaderboard board(context_.keep);
     const std::vector<std::int64_t> chunks = interleaves(context_.layers, shape.pipeline);
-    // The plans of one m: every v, each with and without overlapped gradient reductions.
-    const auto all_v = static_cast<std::int64_t>(chunks.size()) * overlap_options(shape);
+    // The plans of one m: every v, each with every derived variant.
+    const auto all_v = static_cast<std::int64_t>(chunks.size()) * variants(shape, context_.roofs);
     const std::vector<std::int64_t> counts = divisors(context_.scenario.workload.batch);
     const auto reject_all = [&](std::string_view reason, const std::string& detail) {
       result.rejected.push_back(
@@ -159,20 +257,31 @@ class TrainingSearcher {
     }
     // Each device stores at least 1/(t·p) of every weight, with its gradient and optimizer
     // state, and ZeRO splits the optimizer state (stage ≥ 1), the gradients (≥ 2) and the
-    // weights (3) d ways more: what that alone needs is known before costing.
+    // weights (3) d ways more: what that alone needs is known before costing. Offloading keeps
+    // only two of the ℓ layers' weights and optimizer state in HBM (the gradients stay).
     const double shards = static_cast<double>(shape.tensor * shape.pipeline);
     const auto zero_share = [&](std::int64_t stage) {
       return shape.zero_stage >= stage ? 1.0 / static_cast<double>(shape.data) : 1.0;
     };
-    const double bytes_per_parameter = context_.weight_bytes * zero_share(3) +
-                                       context_.gradient_bytes * zero_share(2) +
-                                       context_.optimizer_bytes * zero_share(1);
+    const double layers_held =
+        static_cast<double>(context_.layers) / static_cast<double>(shape.pipeline);
+    const double offloadable =
+        context_.roofs.host_memory
+            ? 1.0 - context_.layer_share * (1.0 - std::min(1.0, 2.0 / layers_held))
+            : 1.0;
+    const double bytes_per_parameter =
+        (context_.weight_bytes * zero_share(3) + context_.optimizer_bytes * zero_share(1)) *
+            offloadable +
+        context_.gradient_bytes * zero_share(2);
     const Bytes floor(context_.parameters / shards * bytes_per_parameter);
     if (context_.prune && floor > context_.capacity) {
       reject_all(kMemoryReason,
                  fmt::format("weights, gradients and optimizer state alone need at least {} per "
-                             "device ({:.4g} parameters / {} × {:.4g} B), has {}",
+                             "device ({:.4g} parameters / {} × {:.4g} B{}), has {}",
                              bytes_text(floor), context_.parameters, shards, bytes_per_parameter,
+                             context_.roofs.host_memory
+                                 ? ", all but two layers' weights and optimizer state offloaded"
+                                 : "",
                              bytes_text(context_.capacity)));
       return result;
     }
@@ -208,7 +317,7 @@ class TrainingSearcher {
         continue;
       }
       const Outcome outcome =
-          cost(point, plan, mesh.display, vocab_replicated, chunks, cache, result);
+          cost(point, plan, mesh.display, vocab_replicated, chunks, cache, result, board);
       if (context_.prune && outcome.unfit) {
         too_big = outcome.unfit;
         too_big_m = point.microbatches;
@@ -217,21 +326,46 @@ class TrainingSearcher {
         undivided = outcome.undivided;
       }
     }
+    result.candidates = board.take();
     return result;
   }
 
  private:
   // What costing one plan found besides its candidates.
   struct Outcome {
-    std::optional<Footprint> unfit;        // the footprint of a plan that does not fit
+    std::optional<Footprint> unfit;        // the smallest footprint of a plan that does not fit
     std::optional<std::string> undivided;  // why the plan does not divide the model
   };
 
-  // Costs one plan at v = 1 and derives every v.
+  // The HBM footprint and the host bytes of one offloading choice.
+  static Footprint offloaded_footprint(const Footprint& footprint, const OffloadBytes& bytes,
+                                       unsigned mask) {
+    Footprint resident = footprint;
+    const double streamed = 1.0 - bytes.resident_share;
+    if ((mask & kOffloadWeights) != 0U) {
+      resident.weights = resident.weights - Bytes(bytes.weights * streamed);
+    }
+    if ((mask & kOffloadOptimizer) != 0U) {
+      resident.optimizer_state = resident.optimizer_state - Bytes(bytes.optimizer * streamed);
+    }
+    if ((mask & kOffloadActivations) != 0U) {
+      resident.activations = Bytes(std::min(resident.activations.si(), bytes.hbm_activations));
+    }
+    return resident;
+  }
+
+  static double host_bytes(const OffloadBytes& bytes, unsigned mask) {
+    return ((mask & kOffloadWeights) != 0U ? bytes.weights : 0.0) +
+           ((mask & kOffloadOptimizer) != 0U ? bytes.optimizer : 0.0) +
+           ((mask & kOffloadActivations) != 0U ? bytes.activations : 0.0);
+  }
+
+  // Costs one plan at v = 1 and derives every v and variant.
   Outcome cost(const TrainingPlan& point, const Plan& plan, const std::string& mesh,
                bool vocab_replicated, const std::vector<std::int64_t>& chunks, TileCache& cache,
-               TaskResult& result) const {
-    const auto all_v = static_cast<std::int64_t>(chunks.size()) * overlap_options(point);
+               TaskResult& result, Leaderboard& board) const {
+    const std::int64_t per_v = variants(point, context_.roofs);
+    const auto all_v = static_cast<std::int64_t>(chunks.size()) * per_v;
     Scenario scenario = context_.scenario;
     scenario.plan = plan;
     Training& training = scenario.workload.training;
@@ -246,17 +380,32 @@ class TrainingSearcher {
       result.rejected.push_back({point, std::string(kModelReason), error.what(), all_v});
       return {std::nullopt, error.what()};
     }
-    if (!run->footprint.fits()) {
+    const TrainingMemory& saved = *run->training_memory;
+    const double microbatches = static_cast<double>(point.microbatches);
+    OffloadBytes offload;
+    offload.weights = run->footprint.weights.si() * context_.layer_share;
+    offload.optimizer = run->footprint.optimizer_state.si() * context_.layer_share;
+    offload.activations = saved.layer_saved.si() * saved.layers * saved.in_flight;
+    offload.per_microbatch = saved.layer_saved.si() * saved.layers;
+    offload.resident_share = std::min(1.0, 2.0 / std::max(saved.layers, 1.0));
+    // Offloaded, HBM keeps the head's, one layer's being written or read and the next one's in
+    // flight over the link, and full recomputation's working set.
+    offload.hbm_activations = (saved.layer_saved * 2.0 + saved.recompute_working + saved.head).si();
+    const unsigned masks = offload_masks(context_.roofs);
+    const Footprint smallest =
+        offloaded_footprint(run->footprint, offload, masks > 1 ? kOffloadAll : 0U);
+    if (!smallest.fits()) {
       result.rejected.push_back(
           {point, std::string(kMemoryReason),
            fmt::format("needs {} per device (weights {}, gradients {}, optimizer state {}, "
-                       "saved activations {}), has {}",
-                       bytes_text(run->footprint.total()), bytes_text(run->footprint.weights),
-                       bytes_text(run->footprint.gradients),
-                       bytes_text(run->footprint.optimizer_state),
-                       bytes_text(run->footprint.activations), bytes_text(run->footprint.capacity)),
+                       "saved activations {}{}), has {}",
+                       bytes_text(smallest.total()), bytes_text(smallest.weights),
+                       bytes_text(smallest.gradients), bytes_text(smallest.optimizer_state),
+                       bytes_text(smallest.activations),
+                       masks > 1 ? "; all offloaded but two layers' worth" : "",
+                       bytes_text(smallest.capacity)),
            all_v});
-      return {run->footprint, std::nullopt};
+      return {smallest, std::nullopt};
     }
     // The stage-boundary sends run once per microbatch and chunk; the pipelined work is every
     // row but the optimizer's (add_pipeline_bubble). The weight gradients' reductions over the
@@ -266,22 +415,39 @@ class TrainingSearcher {
     RowSums work;
     RowSums gradients;
     double backward_device = 0.0;
+    PassSums forward;
+    PassSums backward;  // with the recomputation
+    double optimizer_lower = 0.0;
     for (std::size_t row = 0; row < run->table.order.size(); ++row) {
       const Op& op = run->graph.op(run->table.order[row]);
       const auto index = static_cast<Eigen::Index>(row);
-      if (op.kind == OpKind::collective && op.collective.kind == CollectiveKind::send_recv &&
+      const double row_lower = run->table.times.row(index).maxCoeff() * run->table.counts(index);
+      const bool collective = op.kind == OpKind::collective;
+      if (collective && op.collective.kind == CollectiveKind::send_recv &&
           op.name.starts_with("pipeline.")) {
         sends.add(run->table, row);
       }
-      if (op.pass != Pass::optimizer) {
-        work.add(run->table, row);
+      if (op.pass == Pass::optimizer) {
+        optimizer_lower += row_lower;
+        continue;
       }
-      if (op.kind == OpKind::collective && op.pass == Pass::backward && op.mesh_axis == "data" &&
+      work.add(run->table, row);
+      PassSums& group = op.pass == Pass::forward ? forward : backward;
+      group.lower += row_lower;
+      if (collective && op.mesh_axis == "model" &&
+          (op.collective.kind == CollectiveKind::all_gather ||
+           op.collective.kind == CollectiveKind::reduce_scatter)) {
+        group.tensor_collectives += row_lower;
+      }
+      if (op.kind == OpKind::matmul) {
+        group.matmuls += row_lower;
+      }
+      if (collective && op.pass == Pass::backward && op.mesh_axis == "data" &&
           (op.collective.kind == CollectiveKind::all_reduce ||
            op.collective.kind == CollectiveKind::reduce_scatter)) {
         gradients.add(run->table, row);
       }
-      if (op.kind != OpKind::collective && op.pass == Pass::backward) {
+      if (!collective && op.pass == Pass::backward) {
         backward_device += device_time(run->table, index) * run->table.counts(index);
       }
     }
@@ -293,24 +459,37 @@ class TrainingSearcher {
     // ℓ the layers one device holds.
     const double layers_held =
         static_cast<double>(context_.layers) / static_cast<double>(point.pipeline);
-    const double exposed_overlapped =
-        std::max(gradients.network / layers_held,
-                 gradients.network - backward_device / static_cast<double>(point.microbatches));
-    const double hidden = gradients.network - exposed_overlapped;
+    const double exposed_overlapped = std::max(gradients.network / layers_held,
+                                               gradients.network - backward_device / microbatches);
+    const double gradients_hidden = gradients.network - exposed_overlapped;
+    // Collective matmul (scaling book sharding.md; Wang et al. 2023): a ring all-gather or
+    // reduce-scatter over t devices split into t − 1 steps, each under one of the t chunks of its
+    // matmul; one chunk has no transfer to hide, so a pair takes G/t + max((t−1)·G/t, C) and
+    // exposes max(0, C − (t−1)/t·G) of its C. Summed over a pass's collectives and matmuls.
+    const double ring = static_cast<double>(point.tensor - 1) / static_cast<double>(point.tensor);
+    const auto tensor_hidden = [&](const PassSums& sums) {
+      return sums.tensor_collectives - std::max(0.0, sums.tensor_collectives - ring * sums.matmuls);
+    };
+    const double hidden_forward = tensor_hidden(forward);
+    const double hidden_backward = tensor_hidden(backward);
     const Totals& total = run->bounds.total;
     const double bubble_lower = run->pipeline ? run->pipeline->bubble_lower.si() : 0.0;
     const double bubble_upper = run->pipeline ? run->pipeline->bubble_upper.si() : 0.0;
     const double ops_lower = total.t_lower.si() - bubble_lower;
     const double ops_upper = total.t_upper.si() - bubble_upper;
     const std::int64_t stages = point.pipeline;
+    const double host_bandwidth =
+        context_.roofs.host_memory ? context_.roofs.host_memory->bandwidth.si() : 1.0;
+    const double host_capacity =
+        context_.roofs.host_memory ? context_.roofs.host_memory->capacity.si() : 0.0;
+    const std::int64_t derived_per_mask = overlap_options(point) * tensor_options(point);
     for (const std::int64_t chunk : chunks) {
       TrainingPlan plan_v = point;
       plan_v.interleave = chunk;
       if (chunk > 1 && point.microbatches % stages != 0) {
         result.rejected.push_back(
             {plan_v, std::string(kInterleaveReason),
-             fmt::format("{} microbatches over {} stages", point.microbatches, stages),
-             overlap_options(point)});
+             fmt::format("{} microbatches over {} stages", point.microbatches, stages), per_v});
         continue;
       }
       // v chunks per stage: v times the sends; each device idles (p − 1)/(v·m) of its work
@@ -319,32 +498,93 @@ class TrainingSearcher {
       const double idle = stages > 1 ? static_cast<double>(stages - 1) /
                                            static_cast<double>(chunk * point.microbatches)
                                      : 0.0;
-      TrainingCandidate candidate;
-      candidate.plan = plan_v;
-      candidate.mesh = mesh;
-      candidate.microbatch = context_.scenario.workload.batch / (point.microbatches * point.data);
-      candidate.vocab_replicated = vocab_replicated;
-      const double bubble = (work.lower + extra * sends.lower) * idle;
-      candidate.bubble = Seconds(bubble);
-      candidate.bubble_fraction = idle / (1.0 + idle);
-      candidate.step_lower = Seconds(ops_lower + extra * sends.lower + bubble);
-      candidate.step_upper =
-          Seconds(ops_upper + extra * sends.upper + (work.upper + extra * sends.upper) * idle);
-      candidate.t_math = Seconds(total.t_math.si() + extra * sends.math);
-      candidate.t_mem = Seconds(total.t_mem.si() + extra * sends.memory);
-      candidate.t_net = Seconds(total.t_net.si() + extra * sends.network);
-      candidate.footprint = run->footprint;
-      candidate.mfu = context_.model_flops / (static_cast<double>(context_.devices) *
-                                              context_.peak * candidate.step_lower.si());
-      if (overlap_options(point) > 1) {
-        TrainingCandidate overlapped = candidate;
-        overlapped.plan.overlap_gradients = true;
-        overlapped.step_lower = candidate.step_lower - Seconds(hidden);
-        overlapped.mfu = context_.model_flops / (static_cast<double>(context_.devices) *
-                                                 context_.peak * overlapped.step_lower.si());
-        result.candidates.push_back(std::move(overlapped));
+      for (unsigned mask = 0; mask < masks; ++mask) {
+        plan_v.offload_weights = (mask & kOffloadWeights) != 0U;
+        plan_v.offload_activations = (mask & kOffloadActivations) != 0U;
+        plan_v.offload_optimizer = (mask & kOffloadOptimizer) != 0U;
+        const Footprint footprint = offloaded_footprint(run->footprint, offload, mask);
+        const double host = host_bytes(offload, mask);
+        if (!footprint.fits() || host > host_capacity) {
+          const bool main = !footprint.fits();
+          result.rejected.push_back(
+              {plan_v, std::string(main ? kMemoryReason : kHostMemoryReason),
+               main ? fmt::format("needs {} per device offloading {}, has {}",
+                                  bytes_text(footprint.total()), plan_v.offloaded(),
+                                  bytes_text(footprint.capacity))
+                    : fmt::format("offloading {} needs {} of host memory per device, has {}",
+                                  plan_v.offloaded(), bytes_text(Bytes(host)),
+                                  bytes_text(Bytes(host_capacity))),
+               derived_per_mask});
+          continue;
+        }
+        // The host link, busiest direction per pass (it is full duplex): the forward pass
+        // reads each held layer's weights in and writes its saved activations out, per
+        // microbatch; the backward pass reads both back; the optimizer step reads and writes
+        // the offloaded weights and optimizer state once.
+        const double weights_in = plan_v.offload_weights ? microbatches * offload.weights : 0.0;
+        const double activations_moved =
+            plan_v.offload_activations ? microbatches * offload.per_microbatch : 0.0;
+        const double host_forward = std::max(weights_in, activations_moved) / host_bandwidth;
+        const double host_backward = (weights_in + activations_moved) / host_bandwidth;
+        const double host_optimizer = ((plan_v.offload_weights ? offload.weights : 0.0) +
+                                       (plan_v.offload_optimizer ? offload.optimizer : 0.0)) /
+                                      host_bandwidth;
+        for (std::int64_t tensor_choice = 0; tensor_choice < tensor_options(point);
+             ++tensor_choice) {
+          plan_v.overlap_tensor = tensor_choice == 1;
+          const double hidden_f = plan_v.overlap_tensor ? hidden_forward : 0.0;
+          const double hidden_b = plan_v.overlap_tensor ? hidden_backward : 0.0;
+          // Each pass takes the longer of its ops and its host transfers (the lower bound
+          // overlaps them; the upper bound adds them).
+          const double forward_time = std::max(forward.lower - hidden_f, host_forward);
+          const double backward_time = std::max(backward.lower - hidden_b, host_backward);
+          const double optimizer_time = std::max(optimizer_lower, host_optimizer);
+          const double pipelined_change =
+              (forward_time - forward.lower) + (backward_time - backward.lower);
+          const double bubble = (work.lower + pipelined_change + extra * sends.lower) * idle;
+          const double host_time = host_forward + host_backward + host_optimizer;
+          for (std::int64_t gradient_choice = 0; gradient_choice < overlap_options(point);
+               ++gradient_choice) {
+            plan_v.overlap_gradients = gradient_choice == 1;
+            ++result.costed;
+            // The hidden reductions shorten the backward pass, down to its host transfers.
+            const double gradient_change =
+                plan_v.overlap_gradients
+                    ? std::max(backward.lower - hidden_b - gradients_hidden, host_backward) -
+                          backward_time
+                    : 0.0;
+            const double step_lower = ops_lower + pipelined_change + gradient_change +
+                                      (optimizer_time - optimizer_lower) + extra * sends.lower +
+                                      bubble;
+            const double step_upper =
+                ops_upper + extra * sends.upper + (work.upper + extra * sends.upper) * idle +
+                (host_forward + host_backward) * (1.0 + idle) + host_optimizer;
+            if (!board.admits(step_lower, step_upper, plan_v)) {
+              continue;
+            }
+            TrainingCandidate candidate;
+            candidate.plan = plan_v;
+            candidate.mesh = mesh;
+            candidate.microbatch =
+                context_.scenario.workload.batch / (point.microbatches * point.data);
+            candidate.vocab_replicated = vocab_replicated;
+            candidate.bubble = Seconds(bubble);
+            candidate.bubble_fraction = idle / (1.0 + idle);
+            candidate.step_lower = Seconds(step_lower);
+            candidate.step_upper = Seconds(step_upper);
+            candidate.t_math = Seconds(total.t_math.si() + extra * sends.math);
+            candidate.t_mem = Seconds(total.t_mem.si() + extra * sends.memory);
+            candidate.t_net = Seconds(total.t_net.si() + extra * sends.network);
+            candidate.t_host = Seconds(host_time);
+            candidate.tensor_hidden = Seconds(hidden_f + hidden_b);
+            candidate.footprint = footprint;
+            candidate.host_bytes = Bytes(host);
+            candidate.mfu = context_.model_flops /
+                            (static_cast<double>(context_.devices) * context_.peak * step_lower);
+            board.add(std::move(candidate));
+          }
+        }
       }
-      result.candidates.push_back(std::move(candidate));
     }
     return {};
   }
@@ -376,12 +616,6 @@ std::pair<double, double> model_flops(const Scenario& scenario, const Roofs& roo
   return {flops, peak};
 }
 
-auto plan_key(const TrainingPlan& plan) {
-  return std::make_tuple(plan.tensor, plan.pipeline, plan.zero_stage, plan.sequence_parallel,
-                         plan.microbatches, static_cast<int>(plan.recompute), plan.interleave,
-                         plan.overlap_gradients);
-}
-
 }  // namespace
 
 std::string_view TrainingPlan::preset() const {
@@ -396,10 +630,25 @@ std::string TrainingPlan::sharding() const {
                                             : std::string(preset());
 }
 
+std::string TrainingPlan::offloaded() const {
+  std::vector<std::string_view> parts;
+  for (const auto& [offloaded, name] :
+       {std::pair{offload_weights, "weights"}, std::pair{offload_activations, "activations"},
+        std::pair{offload_optimizer, "optimizer"}}) {
+    if (offloaded) {
+      parts.emplace_back(name);
+    }
+  }
+  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, "+"));
+}
+
 std::string TrainingPlan::label() const {
-  return fmt::format("t{} p{} d{} {} m{} {}{}{}", tensor, pipeline, data, sharding(), microbatches,
-                     to_string(recompute), pipeline > 1 ? fmt::format(" v{}", interleave) : "",
-                     overlap_gradients ? " overlap" : "");
+  const bool offloads = offload_weights || offload_activations || offload_optimizer;
+  return fmt::format("t{} p{} d{} {} m{} {}{}{}{}{}", tensor, pipeline, data, sharding(),
+                     microbatches, to_string(recompute),
+                     pipeline > 1 ? fmt::format(" v{}", interleave) : "",
+                     overlap_gradients ? " overlap" : "", overlap_tensor ? " tp-overlap" : "",
+                     offloads ? " offload:" + offloaded() : "");
 }
 
 TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,
@@ -429,6 +678,10 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
       main_memory.capacity * static_cast<double>(main_memory.count) - scenario.host_share;
   std::tie(context.model_flops, context.peak) = model_flops(scenario, roofs);
   context.prune = options.prune;
+  const ParameterCount parameters = count_parameters(scenario.model);
+  context.layer_share = static_cast<double>(parameters.layers) /
+                        static_cast<double>(std::max<std::int64_t>(parameters.total(), 1));
+  context.keep = options.keep;
 
   TrainingSearchResult result;
   result.scenario = scenario.file;
@@ -458,7 +711,7 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
             shape.sequence_parallel = sequence_parallel;
             shape.recompute = recompute;
             tasks.push_back(shape);
-            result.seen += microbatch_counts * chunks * overlap_options(shape);
+            result.seen += microbatch_counts * chunks * variants(shape, roofs);
           }
         }
       }
@@ -475,6 +728,7 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
                        .threads;
   for (TaskResult& outcome : outcomes) {
     result.analyses += outcome.analyses;
+    result.costed += outcome.costed;
     for (TrainingRejection& rejection : outcome.rejected) {
       result.rejected_by_reason[rejection.reason] += rejection.plans;
       result.rejected.push_back(std::move(rejection));
@@ -482,12 +736,10 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
     std::move(outcome.candidates.begin(), outcome.candidates.end(),
               std::back_inserter(result.ranked));
   }
-  std::sort(
-      result.ranked.begin(), result.ranked.end(),
-      [](const TrainingCandidate& left, const TrainingCandidate& right) {
-        return std::make_tuple(left.step_lower.si(), left.step_upper.si(), plan_key(left.plan)) <
-               std::make_tuple(right.step_lower.si(), right.step_upper.si(), plan_key(right.plan));
-      });
+  std::sort(result.ranked.begin(), result.ranked.end(), ranks_before);
+  if (options.keep > 0 && result.ranked.size() > options.keep) {
+    result.ranked.resize(options.keep);
+  }
   return result;
 }
 

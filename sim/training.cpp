@@ -72,8 +72,13 @@ TrainingMemory training_memory(const Scenario& scenario, const OpGraph& graph,
     }
   }
   const auto in_flight = static_cast<double>(std::min<std::int64_t>(training.microbatches, stages));
-  const Bytes layer_stack =
-      training.recompute == Recompute::full ? layer_input * layers + per_layer : per_layer * layers;
+  const bool full = training.recompute == Recompute::full;
+  memory.layer_saved = full ? layer_input : per_layer;
+  memory.recompute_working = full ? per_layer : Bytes(0.0);
+  memory.head = head;
+  memory.layers = layers;
+  memory.in_flight = in_flight;
+  const Bytes layer_stack = full ? layer_input * layers + per_layer : per_layer * layers;
   memory.saved_activations = layer_stack * in_flight + head;
   return memory;
 }

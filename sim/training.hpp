@@ -25,6 +25,12 @@ struct TrainingMemory {
   /// Full recomputation keeps only each layer's input, plus one layer's outputs while it is
   /// recomputed; selective drops attention's internals (Korthikanti et al. 2022, §4-5).
   Bytes saved_activations;
+  /// Its parts: saved_activations = (layer_saved × layers + recompute_working) × in_flight + head.
+  Bytes layer_saved;        ///< what one layer keeps for one microbatch (its input under full)
+  Bytes recompute_working;  ///< full recomputation: one layer's outputs while recomputed
+  Bytes head;               ///< embedding and head outputs, one microbatch
+  double layers = 0.0;      ///< layers one device holds
+  double in_flight = 1.0;   ///< microbatches whose activations are held at once
 };
 
 /// `graph` is the per-device (sharded) training graph; `stored_fraction` the share of the

@@ -34,6 +34,21 @@ TEST_CASE("every shipped hardware preset loads", "[hardware]") {
   }
 }
 
+TEST_CASE("host memory: H100's PCIe and DGX DRAM, none on unified-memory Thor", "[hardware]") {
+  // 2 TB of host DRAM as 32 × 64 GiB DIMMs over 8 GPUs = 256 GiB = 274,877,906,944 B each;
+  // PCIe Gen5 x16 = 64 GB/s each way (specs.md §2a).
+  const auto h100 = roofs_of("h100_sxm");
+  REQUIRE(h100.host_memory);
+  CHECK(h100.host_memory->capacity.si() == 274'877'906'944.0);
+  CHECK(h100.host_memory->bandwidth.si() == 64e9);
+  // TPU v5e: 512 GiB per 8-chip host = 64 GiB per chip; PCIe ~1.5e10 B/s per chip (specs.md §3a).
+  const auto v5e = roofs_of("tpu_v5e");
+  REQUIRE(v5e.host_memory);
+  CHECK(v5e.host_memory->capacity.si() == 68'719'476'736.0);
+  CHECK(v5e.host_memory->bandwidth.si() == 1.5e10);
+  CHECK_FALSE(roofs_of("thor_t5000").host_memory);
+}
+
 TEST_CASE("Thor T5000 ridges match seed 000 §3 in both power modes", "[hardware][seed000]") {
   const auto maxn = roofs_of("thor_t5000", "MAXN");
   const auto watt120 = roofs_of("thor_t5000", "120W");

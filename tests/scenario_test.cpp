@@ -121,6 +121,11 @@ TEST_CASE("bad hardware files: negative peaks and missing provenance", "[scenari
         invalid("hardware_negative_peak.yaml") +
             ":6:16: error: 'compute.fp32.peak': expected a compute rate like \"517 TFLOP/s\" or "
             "\"394 TOP/s\" (positive, with a unit), got \"-10 TFLOP/s\"");
+  // Host memory to offload to is separate from main memory: not on a unified-memory device.
+  CHECK(error_of([] { rsim::load_hardware(invalid("hardware_unified_host.yaml")); }) ==
+        invalid("hardware_unified_host.yaml") +
+            ":9:14: error: 'host_memory': a unified-memory device has no separate host memory to "
+            "offload to");
   CHECK(error_of([] { rsim::load_hardware(invalid("hardware_no_provenance.yaml")); }) ==
         invalid("hardware_no_provenance.yaml") +
             ":6:9: error: 'compute.fp32': give exactly one of 'source' (a citation) or 'derived' "

@@ -69,16 +69,21 @@ std::string plan_change(const TrainingPlan& from, const TrainingPlan& to) {
   note("v", from.interleave, to.interleave);
   note("gradients", from.overlap_gradients ? "overlapped" : "after",
        to.overlap_gradients ? "overlapped" : "after");
+  note("tensor collectives", from.overlap_tensor ? "overlapped" : "after",
+       to.overlap_tensor ? "overlapped" : "after");
+  note("offload", from.offloaded(), to.offloaded());
   return fmt::format("{}", fmt::join(changes, ", "));
 }
 
 // Why a training plan ranks below the one above: the term of its step that grew the most, and
 // what differs in the plan.
 std::string training_loses_by(const TrainingCandidate& candidate, const TrainingCandidate& above) {
-  const std::array<std::pair<std::string_view, double>, 4> growth{{
+  const std::array<std::pair<std::string_view, double>, 6> growth{{
       {"ΣT_math", (candidate.t_math - above.t_math).si()},
       {"ΣT_mem", (candidate.t_mem - above.t_mem).si()},
       {"ΣT_net", (candidate.t_net - above.t_net).si()},
+      {"T_host", (candidate.t_host - above.t_host).si()},
+      {"tensor comms exposed", (above.tensor_hidden - candidate.tensor_hidden).si()},
       {"bubble", (candidate.bubble - above.bubble).si()},
   }};
   const auto largest =
@@ -197,7 +202,7 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
       "Training plan search: {} on {} devices ({} sequences × {} tokens per step, {} layers): "
       "{} plans seen, {} costed (from {} analyses), {} rejected\n",
       result.scenario, result.devices, result.batch, result.seq_len, result.layers, result.seen,
-      result.ranked.size(), result.analyses, rejected);
+      result.costed, result.analyses, rejected);
   for (const auto& [reason, count] : result.rejected_by_reason) {
     const auto example = std::find_if(
         result.rejected.begin(), result.rejected.end(),
@@ -205,8 +210,12 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
     out << fmt::format("  {} {}, e.g. {}: {}\n", count, reason, example->plan.label(),
                        example->detail);
   }
-  out << "Ranked by step time (lower bound, bubble included); ties: upper bound, then t, p, "
-         "ZeRO stage, sp, m, recompute, v, overlap ascending.\n\n";
+  out << fmt::format(
+      "Ranked by step time (lower bound, bubble included); ties: upper bound, then t, p, ZeRO "
+      "stage, sp, m, recompute, v, gradient overlap, tensor overlap, offload ascending.{}\n\n",
+      result.ranked.size() < static_cast<std::size_t>(result.costed)
+          ? fmt::format(" The best {} are kept.", result.ranked.size())
+          : std::string());
   TextTable table({{"#"},
                    {"t×p×d"},
                    {"preset", Align::left},
@@ -215,6 +224,8 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
                    {"recompute", Align::left},
                    {"v"},
                    {"grads", Align::left},
+                   {"tp comms", Align::left},
+                   {"offload", Align::left},
                    {"step lower"},
                    {"upper"},
                    {"ΣT_math"},
@@ -235,13 +246,23 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
         {fmt::format("{}", index + 1),
          fmt::format("{}×{}×{}", plan.tensor, plan.pipeline, plan.data),
          plan.sharding() + (candidate.vocab_replicated ? "*" : ""),
-         fmt::format("{}", plan.microbatches), fmt::format("{}", candidate.microbatch),
-         std::string(to_string(plan.recompute)), fmt::format("{}", plan.interleave),
+         fmt::format("{}", plan.microbatches),
+         fmt::format("{}", candidate.microbatch),
+         std::string(to_string(plan.recompute)),
+         fmt::format("{}", plan.interleave),
          plan.data == 1           ? "-"
          : plan.overlap_gradients ? "overlap"
                                   : "after",
-         seconds(candidate.step_lower), seconds(candidate.step_upper), seconds(candidate.t_math),
-         seconds(candidate.t_mem), seconds(candidate.t_net), training_bound(candidate),
+         !plan.sequence_parallel ? "-"
+         : plan.overlap_tensor   ? "overlap"
+                                 : "after",
+         plan.offloaded(),
+         seconds(candidate.step_lower),
+         seconds(candidate.step_upper),
+         seconds(candidate.t_math),
+         seconds(candidate.t_mem),
+         seconds(candidate.t_net),
+         training_bound(candidate),
          fmt::format("{} ({:.3g} %)", seconds(candidate.bubble), 100.0 * candidate.bubble_fraction),
          format_quantity(candidate.footprint.total().si(), Dimension::bytes),
          fmt::format("{:.1f} %", 100.0 * candidate.mfu),
@@ -256,7 +277,10 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
   out << fmt::format(
       "t×p×d: tensor × pipeline × data devices; b: sequences per microbatch per replica; v: "
       "layer chunks per stage; grads: the data axis's gradient reductions after the backward pass "
-      "or overlapped with the last microbatch's (exposed: max(G/layers, G − backward/m)); MFU: "
+      "or overlapped with the last microbatch's (exposed: max(G/layers, G − backward/m)); tp "
+      "comms: the tensor axis's all-gathers and reduce-scatters after their matmuls or as ring "
+      "steps under them (exposed: max(0, C − (t−1)/t·matmuls) per pass); offload: what lives in "
+      "host memory, two layers' worth resident in HBM, streamed over the host link; MFU: "
       "{:.4g} model FLOPs per step (forward + backward, no "
       "recomputation) / (devices × peak × step).{}\n",
       result.model_flops,
@@ -282,29 +306,32 @@ nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& resul
                           {"recompute", to_string(plan.recompute)},
                           {"interleave", plan.interleave},
                           {"overlap_gradients", plan.overlap_gradients},
+                          {"overlap_tensor", plan.overlap_tensor},
+                          {"offload_weights", plan.offload_weights},
+                          {"offload_activations", plan.offload_activations},
+                          {"offload_optimizer", plan.offload_optimizer},
                           {"vocab_replicated", candidate.vocab_replicated},
                           {"step_lower_s", candidate.step_lower.si()},
                           {"step_upper_s", candidate.step_upper.si()},
                           {"t_math_s", candidate.t_math.si()},
                           {"t_mem_s", candidate.t_mem.si()},
                           {"t_net_s", candidate.t_net.si()},
+                          {"t_host_s", candidate.t_host.si()},
+                          {"tensor_hidden_s", candidate.tensor_hidden.si()},
                           {"bubble_s", candidate.bubble.si()},
                           {"bubble_fraction", candidate.bubble_fraction},
                           {"memory_per_device_bytes", candidate.footprint.total().si()},
+                          {"host_memory_per_device_bytes", candidate.host_bytes.si()},
                           {"mfu", candidate.mfu}});
   }
   Json rejected = Json::object();
   for (const auto& [reason, count] : result.rejected_by_reason) {
     rejected[reason] = count;
   }
-  return Json{{"scenario", result.scenario},
-              {"devices", result.devices},
-              {"phase", "train"},
-              {"seen", result.seen},
-              {"costed", result.ranked.size()},
-              {"analyses", result.analyses},
-              {"rejected", rejected},
-              {"ranked", ranked}};
+  return Json{
+      {"scenario", result.scenario}, {"devices", result.devices}, {"phase", "train"},
+      {"seen", result.seen},         {"costed", result.costed},   {"analyses", result.analyses},
+      {"rejected", rejected},        {"ranked", ranked}};
 }
 
 }  // namespace rsim

@@ -423,6 +423,7 @@ int training_search_command(const SearchOptionsCli& options, const Scenario& sce
   TrainingSearchOptions search;
   search.threads = options.threads;
   search.prune = !options.exhaustive;
+  search.keep = options.top;
   search.progress = progress_bar(err, "plan shapes");
   const TrainingSearchResult result =
       search_training_plans(scenario, roofs, options.devices, search);
