@@ -65,6 +65,9 @@ struct TrainingPlan {
   std::int64_t tensor = 1;    ///< t: Megatron tensor parallelism over 'model'
   std::int64_t pipeline = 1;  ///< p: stages of L/p layers over 'stage'
   std::int64_t data = 1;      ///< d: data-parallel replicas over 'data'
+  /// The order in which the axes take the innermost network tier (NVLink node, ICI slice): an
+  /// index into training_axis_orders(), 0 = model, data, stage (Megatron-LM's rank order).
+  std::int64_t placement = 0;
   /// ZeRO over 'data' (Rajbhandari et al. 2020): 0 replicated; 1 the optimizer state split d
   /// ways; 2 the gradients too; 3 the weights too (the zero3_3d presets).
   std::int64_t zero_stage = 0;
@@ -92,6 +95,10 @@ struct TrainingPlan {
   /// "t8 p16 d8 megatron_3d_sp+zero1 m192 full v2 overlap tp-overlap offload:weights".
   [[nodiscard]] std::string label() const;
 };
+
+/// The orders a training search places the mesh axes in, each "model>data>stage" style (the
+/// first takes the innermost tier first); TrainingPlan::placement indexes it.
+const std::vector<std::string>& training_axis_orders();
 
 /// A costed training plan. Times are one device's, for one step: Σ over its ops (each op's
 /// max(T_math, T_mem, T_net) for the lower bound, their sum for the upper), plus the pipeline
@@ -155,9 +162,10 @@ struct TrainingSearchOptions {
 
 /// Every training plan of a `phase: train` scenario on `devices` devices:
 /// - t | N (tensor, the 'model' axis), p | N/t (pipeline, 'stage'), d = N/(t·p) ('data');
-///   placed in the order model, data, stage: an axis goes on the innermost network tier while it
-///   divides what is left of its domain (NVLink node, ICI slice), the tensor axis beyond it spans
-///   the innermost tier and the next ("nvlink+ib"), any other axis goes on the next tier;
+///   placed in each order of the three axes that gives a distinct plan (model, data, stage first:
+///   Megatron-LM's): an axis goes on the innermost network tier while it divides what is left of
+///   its domain (NVLink node, ICI slice), the tensor axis placed first beyond it spans the
+///   innermost tier and the next ("nvlink+ib"), any other axis goes on the next tier;
 /// - ZeRO stage 0 (replicated over data, megatron_3d), 1 or 2 (megatron_3d + plan.zero_stage)
 ///   or 3 (zero3_3d), the last three for d > 1; sequence parallelism off or on (t > 1);
 /// - m ∈ divisors of the global batch B (b = B/(m·d) sequences per microbatch must be whole);

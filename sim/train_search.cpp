@@ -41,39 +41,55 @@ std::vector<std::int64_t> interleaves(std::int64_t layers, std::int64_t pipeline
   return divisors(layers / pipeline);
 }
 
-// The mesh axes in placement order (Megatron-LM's rank order puts tensor parallelism innermost
-// and pipeline stages outermost): each on the innermost tier while it divides what is left of
-// that tier's domain; the tensor axis, placed first, spans the innermost tier and the next when
-// it is larger than the domain; any other axis that does not fit goes on the next tier whole
-// (pessimistic: a hierarchical collective would keep part of its traffic inside the node).
+// The mesh axes, each on the innermost tier while it divides what is left of that tier's domain
+// (NVLink node, ICI slice), in the plan's placement order; placement 0 is Megatron-LM's rank
+// order (tensor innermost, then data, pipeline stages outermost). The tensor axis, when placed
+// first and larger than the domain, spans the innermost tier and the next ("nvlink+ib"); any
+// other axis that does not fit goes on the next tier whole (pessimistic: a hierarchical
+// collective would keep part of its traffic inside the node).
 struct MeshText {
   std::string parse;    // every axis, for parse_plan
   std::string display;  // the axes over more than one device
 };
 
+using AxisOrder = std::array<std::size_t, 3>;  // indices into {model, data, stage}
+constexpr std::array<std::string_view, 3> kAxisNames{"model", "data", "stage"};
+constexpr std::array<AxisOrder, 6> kAxisOrders{
+    {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}};
+
 MeshText place_mesh(const std::vector<NetworkTier>& tiers, const TrainingPlan& plan) {
+  if (tiers.empty()) {  // one device and no network: every axis has size 1
+    return {};
+  }
   const NetworkTier& inner = tiers.front();
   std::int64_t room = inner.devices;
-  std::vector<std::string> all;
-  std::vector<std::string> shown;
-  const std::array<std::pair<std::string_view, std::int64_t>, 3> axes{
-      {{"model", plan.tensor}, {"data", plan.data}, {"stage", plan.pipeline}}};
-  for (const auto& [name, size] : axes) {
-    std::string network = inner.name;
+  const std::array<std::int64_t, 3> sizes{plan.tensor, plan.data, plan.pipeline};
+  std::array<std::string, 3> networks;
+  const AxisOrder& order = kAxisOrders.at(static_cast<std::size_t>(plan.placement));
+  for (const std::size_t axis : order) {
+    const std::int64_t size = sizes.at(axis);
+    std::string& network = networks.at(axis);
+    network = inner.name;
     if (size > 1 && tiers.size() > 1 && inner.devices > 0) {
       if (size <= room && room % size == 0) {
         room /= size;
-      } else if (name == "model") {
+      } else if (axis == 0 && room == inner.devices) {
         network = inner.name + "+" + tiers[1].name;
         room = 1;
       } else {
         network = tiers[1].name;
       }
     }
-    const std::string axis = fmt::format("{}: \"{} over {}\"", name, size, network);
-    all.push_back(axis);
-    if (size > 1) {
-      shown.push_back(axis);
+  }
+  // Printed in one order whatever the placement: the text names a plan.
+  std::vector<std::string> all;
+  std::vector<std::string> shown;
+  for (std::size_t axis = 0; axis < kAxisNames.size(); ++axis) {
+    const std::string text =
+        fmt::format("{}: \"{} over {}\"", kAxisNames.at(axis), sizes.at(axis), networks.at(axis));
+    all.push_back(text);
+    if (sizes.at(axis) > 1) {
+      shown.push_back(text);
     }
   }
   return {fmt::format("{}", fmt::join(all, ", ")), fmt::format("{}", fmt::join(shown, ", "))};
@@ -141,7 +157,7 @@ auto plan_key(const TrainingPlan& plan) {
   return std::make_tuple(plan.tensor, plan.pipeline, plan.zero_stage, plan.sequence_parallel,
                          plan.microbatches, static_cast<int>(plan.recompute), plan.interleave,
                          plan.overlap_gradients, plan.overlap_tensor, plan.offload_weights,
-                         plan.offload_activations, plan.offload_optimizer);
+                         plan.offload_activations, plan.offload_optimizer, plan.placement);
 }
 
 auto rank_key(const TrainingCandidate& candidate) {
@@ -592,6 +608,27 @@ class TrainingSearcher {
   const SearchContext& context_;
 };
 
+// The placements of t × p × d that put some axis on another tier: orders that place every axis
+// where an earlier order did are the same plan, counted once (on one node every order is).
+std::vector<std::int64_t> distinct_placements(const Roofs& roofs, std::int64_t tensor,
+                                              std::int64_t pipeline, std::int64_t data) {
+  std::vector<std::int64_t> placements;
+  std::vector<std::string> meshes;
+  TrainingPlan plan;
+  plan.tensor = tensor;
+  plan.pipeline = pipeline;
+  plan.data = data;
+  for (std::size_t order = 0; order < kAxisOrders.size(); ++order) {
+    plan.placement = static_cast<std::int64_t>(order);
+    std::string mesh = place_mesh(roofs.network, plan).parse;
+    if (std::find(meshes.begin(), meshes.end(), mesh) == meshes.end()) {
+      meshes.push_back(std::move(mesh));
+      placements.push_back(plan.placement);
+    }
+  }
+  return placements;
+}
+
 // Forward and backward FLOPs of one step on one device holding everything, without
 // recomputation (the MFU numerator: Chowdhery et al. 2022, PaLM App. B), and the peak of the
 // matmuls' compute path.
@@ -630,6 +667,18 @@ std::string TrainingPlan::sharding() const {
                                             : std::string(preset());
 }
 
+const std::vector<std::string>& training_axis_orders() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> orders;
+    for (const AxisOrder& order : kAxisOrders) {
+      orders.push_back(fmt::format("{}>{}>{}", kAxisNames.at(order[0]), kAxisNames.at(order[1]),
+                                   kAxisNames.at(order[2])));
+    }
+    return orders;
+  }();
+  return names;
+}
+
 std::string TrainingPlan::offloaded() const {
   std::vector<std::string_view> parts;
   for (const auto& [offloaded, name] :
@@ -644,11 +693,13 @@ std::string TrainingPlan::offloaded() const {
 
 std::string TrainingPlan::label() const {
   const bool offloads = offload_weights || offload_activations || offload_optimizer;
-  return fmt::format("t{} p{} d{} {} m{} {}{}{}{}{}", tensor, pipeline, data, sharding(),
-                     microbatches, to_string(recompute),
-                     pipeline > 1 ? fmt::format(" v{}", interleave) : "",
-                     overlap_gradients ? " overlap" : "", overlap_tensor ? " tp-overlap" : "",
-                     offloads ? " offload:" + offloaded() : "");
+  return fmt::format(
+      "t{} p{} d{} {} m{} {}{}{}{}{}{}", tensor, pipeline, data, sharding(), microbatches,
+      to_string(recompute), pipeline > 1 ? fmt::format(" v{}", interleave) : "",
+      overlap_gradients ? " overlap" : "", overlap_tensor ? " tp-overlap" : "",
+      offloads ? " offload:" + offloaded() : "",
+      placement != 0 ? " place:" + training_axis_orders().at(static_cast<std::size_t>(placement))
+                     : "");
 }
 
 TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,
@@ -697,21 +748,24 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
     for (const std::int64_t pipeline : divisors(devices / tensor)) {
       const std::int64_t data = devices / (tensor * pipeline);
       const auto chunks = static_cast<std::int64_t>(interleaves(context.layers, pipeline).size());
-      for (const std::int64_t zero_stage : {0, 1, 2, 3}) {
-        for (const bool sequence_parallel : {false, true}) {
-          if ((zero_stage > 0 && data == 1) || (sequence_parallel && tensor == 1)) {
-            continue;
-          }
-          for (const Recompute recompute : kRecomputeLevels) {
-            TrainingPlan shape;
-            shape.tensor = tensor;
-            shape.pipeline = pipeline;
-            shape.data = data;
-            shape.zero_stage = zero_stage;
-            shape.sequence_parallel = sequence_parallel;
-            shape.recompute = recompute;
-            tasks.push_back(shape);
-            result.seen += microbatch_counts * chunks * variants(shape, roofs);
+      for (const std::int64_t placement : distinct_placements(roofs, tensor, pipeline, data)) {
+        for (const std::int64_t zero_stage : {0, 1, 2, 3}) {
+          for (const bool sequence_parallel : {false, true}) {
+            if ((zero_stage > 0 && data == 1) || (sequence_parallel && tensor == 1)) {
+              continue;
+            }
+            for (const Recompute recompute : kRecomputeLevels) {
+              TrainingPlan shape;
+              shape.tensor = tensor;
+              shape.pipeline = pipeline;
+              shape.data = data;
+              shape.placement = placement;
+              shape.zero_stage = zero_stage;
+              shape.sequence_parallel = sequence_parallel;
+              shape.recompute = recompute;
+              tasks.push_back(shape);
+              result.seen += microbatch_counts * chunks * variants(shape, roofs);
+            }
           }
         }
       }

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <set>
 #include <sstream>
 
 namespace {
@@ -300,7 +301,7 @@ const rsim::TrainingCandidate& find_plan(const rsim::TrainingSearchResult& resul
       std::find_if(result.ranked.begin(), result.ranked.end(), [&](const auto& candidate) {
         const rsim::TrainingPlan& plan = candidate.plan;
         return plan.tensor == wanted.tensor && plan.pipeline == wanted.pipeline &&
-               plan.zero_stage == wanted.zero_stage &&
+               plan.placement == wanted.placement && plan.zero_stage == wanted.zero_stage &&
                plan.sequence_parallel == wanted.sequence_parallel &&
                plan.microbatches == wanted.microbatches && plan.recompute == wanted.recompute &&
                plan.interleave == wanted.interleave &&
@@ -407,6 +408,53 @@ TEST_CASE("training search: offloading to host memory, derived by hand", "[searc
   CHECK(best.costed == result.costed);
   REQUIRE(best.ranked.size() == 7);
   CHECK(rsim::training_search_to_json(best, 7) == rsim::training_search_to_json(result, 7));
+}
+
+TEST_CASE("training search places the axes in every distinct order", "[search][train]") {
+  // Llama 2 7B on 16 H100s: two NVLink nodes of 8 over InfiniBand. t2 p2 d4, each order taking
+  // the node's room (8) in turn, an axis inside while it divides what is left, else on ib:
+  //   model>data>stage: model 2 (room 4), data 4 (room 1), stage ib;
+  //   model>stage>data: model 2 (4), stage 2 (2), data 4 > 2 → ib;
+  //   data>model>stage: data 4 (2), model 2 (1), stage ib = the first;
+  //   data>stage>model: data 4 (2), stage 2 (1), model ib;
+  //   stage>model>data: = the second; stage>data>model: = the fourth.
+  // Three distinct placements: orders 0, 1 and 3.
+  const auto result = train_search("llama2_7b_train.yaml", 16);
+  std::set<std::int64_t> placements;
+  for (const auto& candidate : result.ranked) {
+    if (candidate.plan.tensor == 2 && candidate.plan.pipeline == 2) {
+      placements.insert(candidate.plan.placement);
+    }
+  }
+  CHECK(placements == std::set<std::int64_t>{0, 1, 3});
+  CHECK(rsim::training_axis_orders().at(1) == "model>stage>data");
+  // Order 1 costed as the scenario with that mesh: step time = analyze()'s lower bound.
+  rsim::TrainingPlan wanted;
+  wanted.tensor = 2;
+  wanted.pipeline = 2;
+  wanted.data = 4;
+  wanted.placement = 1;
+  wanted.microbatches = 2;
+  const auto& placed = find_plan(result, wanted);
+  CHECK(placed.mesh == "model: \"2 over nvlink\", data: \"4 over ib\", stage: \"2 over nvlink\"");
+  CHECK(placed.plan.label() == "t2 p2 d4 megatron_3d m2 none v1 place:model>stage>data");
+  auto scenario =
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml"),
+                          {{{"plan.preset", "megatron_3d"},
+                            {"plan.mesh.model", "2 over nvlink"},
+                            {"plan.mesh.data", "4 over ib"},
+                            {"plan.mesh.stage", "2 over nvlink"},
+                            {"workload.microbatches", "2"},
+                            {"workload.recompute", "none"}},
+                           ""});
+  auto roofs = rsim::scenario_roofs(scenario, "");
+  const auto direct = rsim::analyze(std::move(scenario), std::move(roofs));
+  CHECK(placed.step_lower.si() == Approx(direct.bounds.total.t_lower.si()).epsilon(1e-12));
+  CHECK(placed.t_net.si() == Approx(direct.bounds.total.t_net.si()).epsilon(1e-12));
+  // The default order puts the data axis in the node and the stages over ib instead: a
+  // different plan with its own network time.
+  wanted.placement = 0;
+  CHECK(find_plan(result, wanted).t_net.si() != placed.t_net.si());
 }
 
 TEST_CASE("training search ranks the same on one thread and on many", "[search][train]") {

@@ -72,6 +72,8 @@ std::string plan_change(const TrainingPlan& from, const TrainingPlan& to) {
   note("tensor collectives", from.overlap_tensor ? "overlapped" : "after",
        to.overlap_tensor ? "overlapped" : "after");
   note("offload", from.offloaded(), to.offloaded());
+  note("placement", training_axis_orders().at(static_cast<std::size_t>(from.placement)),
+       training_axis_orders().at(static_cast<std::size_t>(to.placement)));
   return fmt::format("{}", fmt::join(changes, ", "));
 }
 
@@ -212,7 +214,8 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
   }
   out << fmt::format(
       "Ranked by step time (lower bound, bubble included); ties: upper bound, then t, p, ZeRO "
-      "stage, sp, m, recompute, v, gradient overlap, tensor overlap, offload ascending.{}\n\n",
+      "stage, sp, m, recompute, v, gradient overlap, tensor overlap, offload, placement "
+      "ascending.{}\n\n",
       result.ranked.size() < static_cast<std::size_t>(result.costed)
           ? fmt::format(" The best {} are kept.", result.ranked.size())
           : std::string());
@@ -294,35 +297,37 @@ nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& resul
   for (std::size_t index = 0; index < shown; ++index) {
     const TrainingCandidate& candidate = result.ranked[index];
     const TrainingPlan& plan = candidate.plan;
-    ranked.push_back(Json{{"rank", index + 1},
-                          {"tensor", plan.tensor},
-                          {"pipeline", plan.pipeline},
-                          {"data", plan.data},
-                          {"preset", plan.preset()},
-                          {"zero_stage", plan.zero_stage},
-                          {"mesh", candidate.mesh},
-                          {"microbatches", plan.microbatches},
-                          {"microbatch_sequences", candidate.microbatch},
-                          {"recompute", to_string(plan.recompute)},
-                          {"interleave", plan.interleave},
-                          {"overlap_gradients", plan.overlap_gradients},
-                          {"overlap_tensor", plan.overlap_tensor},
-                          {"offload_weights", plan.offload_weights},
-                          {"offload_activations", plan.offload_activations},
-                          {"offload_optimizer", plan.offload_optimizer},
-                          {"vocab_replicated", candidate.vocab_replicated},
-                          {"step_lower_s", candidate.step_lower.si()},
-                          {"step_upper_s", candidate.step_upper.si()},
-                          {"t_math_s", candidate.t_math.si()},
-                          {"t_mem_s", candidate.t_mem.si()},
-                          {"t_net_s", candidate.t_net.si()},
-                          {"t_host_s", candidate.t_host.si()},
-                          {"tensor_hidden_s", candidate.tensor_hidden.si()},
-                          {"bubble_s", candidate.bubble.si()},
-                          {"bubble_fraction", candidate.bubble_fraction},
-                          {"memory_per_device_bytes", candidate.footprint.total().si()},
-                          {"host_memory_per_device_bytes", candidate.host_bytes.si()},
-                          {"mfu", candidate.mfu}});
+    ranked.push_back(
+        Json{{"rank", index + 1},
+             {"tensor", plan.tensor},
+             {"pipeline", plan.pipeline},
+             {"data", plan.data},
+             {"placement", training_axis_orders().at(static_cast<std::size_t>(plan.placement))},
+             {"preset", plan.preset()},
+             {"zero_stage", plan.zero_stage},
+             {"mesh", candidate.mesh},
+             {"microbatches", plan.microbatches},
+             {"microbatch_sequences", candidate.microbatch},
+             {"recompute", to_string(plan.recompute)},
+             {"interleave", plan.interleave},
+             {"overlap_gradients", plan.overlap_gradients},
+             {"overlap_tensor", plan.overlap_tensor},
+             {"offload_weights", plan.offload_weights},
+             {"offload_activations", plan.offload_activations},
+             {"offload_optimizer", plan.offload_optimizer},
+             {"vocab_replicated", candidate.vocab_replicated},
+             {"step_lower_s", candidate.step_lower.si()},
+             {"step_upper_s", candidate.step_upper.si()},
+             {"t_math_s", candidate.t_math.si()},
+             {"t_mem_s", candidate.t_mem.si()},
+             {"t_net_s", candidate.t_net.si()},
+             {"t_host_s", candidate.t_host.si()},
+             {"tensor_hidden_s", candidate.tensor_hidden.si()},
+             {"bubble_s", candidate.bubble.si()},
+             {"bubble_fraction", candidate.bubble_fraction},
+             {"memory_per_device_bytes", candidate.footprint.total().si()},
+             {"host_memory_per_device_bytes", candidate.host_bytes.si()},
+             {"mfu", candidate.mfu}});
   }
   Json rejected = Json::object();
   for (const auto& [reason, count] : result.rejected_by_reason) {
