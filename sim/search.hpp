@@ -113,9 +113,11 @@ struct TrainingCandidate {
   Seconds t_math;
   Seconds t_mem;
   Seconds t_net;
-  Seconds t_host;         ///< the host link's busiest direction, Σ over the passes (offload)
-  Seconds tensor_hidden;  ///< tensor-axis collective time hidden under the matmuls (overlap)
-  Seconds bubble;         ///< lower bound's bubble: (p − 1)/(v·m) × the pipelined work
+  Seconds t_host;  ///< the host link's busiest direction, Σ over the passes (offload)
+  /// Tensor-axis collective time the overlap takes off the passes (none where the host link
+  /// holds a pass anyway).
+  Seconds tensor_hidden;
+  Seconds bubble;                ///< lower bound's bubble: (p − 1)/(v·m) × the pipelined work
   double bubble_fraction = 0.0;  ///< (p − 1)/(v·m + p − 1)
   Footprint footprint;           ///< main memory (HBM), what stays after offloading
   Bytes host_bytes;              ///< host memory the offloaded state takes, per device
@@ -156,7 +158,7 @@ struct TrainingSearchOptions {
   /// off costs every plan, for checking that the pruning loses nothing.
   bool prune = true;
   /// How many of the best plans to keep in `ranked` (0: all). Millions of plans are costed;
-  /// each thread keeps only its best `keep`, so memory does not grow with the space.
+  /// each task keeps only its best `keep`, so memory does not grow with the space.
   std::size_t keep = 0;
 };
 

@@ -220,6 +220,7 @@ struct TaskResult {
 // reduce-scatters, and the matmuls they can hide under.
 struct PassSums {
   double lower = 0.0;
+  double sends = 0.0;               // lower bound of the stage-boundary sends (once per chunk)
   double tensor_collectives = 0.0;  // lower bound (T_net) of the tensor axis's AG / RS
   double matmuls = 0.0;             // lower bound of the matmuls
 };
@@ -439,8 +440,9 @@ class TrainingSearcher {
       const auto index = static_cast<Eigen::Index>(row);
       const double row_lower = run->table.times.row(index).maxCoeff() * run->table.counts(index);
       const bool collective = op.kind == OpKind::collective;
-      if (collective && op.collective.kind == CollectiveKind::send_recv &&
-          op.name.starts_with("pipeline.")) {
+      const bool send = collective && op.collective.kind == CollectiveKind::send_recv &&
+                        op.name.starts_with("pipeline.");
+      if (send) {
         sends.add(run->table, row);
       }
       if (op.pass == Pass::optimizer) {
@@ -450,6 +452,9 @@ class TrainingSearcher {
       work.add(run->table, row);
       PassSums& group = op.pass == Pass::forward ? forward : backward;
       group.lower += row_lower;
+      if (send) {
+        group.sends += row_lower;
+      }
       if (collective && op.mesh_axis == "model" &&
           (op.collective.kind == CollectiveKind::all_gather ||
            op.collective.kind == CollectiveKind::reduce_scatter)) {
@@ -514,7 +519,12 @@ class TrainingSearcher {
       const double idle = stages > 1 ? static_cast<double>(stages - 1) /
                                            static_cast<double>(chunk * point.microbatches)
                                      : 0.0;
+      // A pass's ops with its v − 1 extra chunks' sends.
+      const double forward_ops = forward.lower + extra * forward.sends;
+      const double backward_ops = backward.lower + extra * backward.sends;
       for (unsigned mask = 0; mask < masks; ++mask) {
+        plan_v.overlap_gradients = false;
+        plan_v.overlap_tensor = false;
         plan_v.offload_weights = (mask & kOffloadWeights) != 0U;
         plan_v.offload_activations = (mask & kOffloadActivations) != 0U;
         plan_v.offload_optimizer = (mask & kOffloadOptimizer) != 0U;
@@ -551,13 +561,19 @@ class TrainingSearcher {
           const double hidden_f = plan_v.overlap_tensor ? hidden_forward : 0.0;
           const double hidden_b = plan_v.overlap_tensor ? hidden_backward : 0.0;
           // Each pass takes the longer of its ops and its host transfers (the lower bound
-          // overlaps them; the upper bound adds them).
-          const double forward_time = std::max(forward.lower - hidden_f, host_forward);
-          const double backward_time = std::max(backward.lower - hidden_b, host_backward);
+          // overlaps them; the upper bound adds them). The tensor and the gradient overlaps
+          // each hide network time under device work; where both axes share a link their
+          // traffic is not summed against it (a lower bound may take both).
+          const double forward_time = std::max(forward_ops - hidden_f, host_forward);
+          const double backward_time = std::max(backward_ops - hidden_b, host_backward);
           const double optimizer_time = std::max(optimizer_lower, host_optimizer);
           const double pipelined_change =
-              (forward_time - forward.lower) + (backward_time - backward.lower);
+              (forward_time - forward_ops) + (backward_time - backward_ops);
           const double bubble = (work.lower + pipelined_change + extra * sends.lower) * idle;
+          // What the tensor overlap takes off the passes: none of a pass its host link holds.
+          const double tensor_saved =
+              std::max(0.0, std::min(hidden_f, forward_ops - host_forward)) +
+              std::max(0.0, std::min(hidden_b, backward_ops - host_backward));
           const double host_time = host_forward + host_backward + host_optimizer;
           for (std::int64_t gradient_choice = 0; gradient_choice < overlap_options(point);
                ++gradient_choice) {
@@ -566,7 +582,7 @@ class TrainingSearcher {
             // The hidden reductions shorten the backward pass, down to its host transfers.
             const double gradient_change =
                 plan_v.overlap_gradients
-                    ? std::max(backward.lower - hidden_b - gradients_hidden, host_backward) -
+                    ? std::max(backward_ops - hidden_b - gradients_hidden, host_backward) -
                           backward_time
                     : 0.0;
             const double step_lower = ops_lower + pipelined_change + gradient_change +
@@ -592,7 +608,7 @@ class TrainingSearcher {
             candidate.t_mem = Seconds(total.t_mem.si() + extra * sends.memory);
             candidate.t_net = Seconds(total.t_net.si() + extra * sends.network);
             candidate.t_host = Seconds(host_time);
-            candidate.tensor_hidden = Seconds(hidden_f + hidden_b);
+            candidate.tensor_hidden = Seconds(tensor_saved);
             candidate.footprint = footprint;
             candidate.host_bytes = Bytes(host);
             candidate.mfu = context_.model_flops /

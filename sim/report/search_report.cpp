@@ -101,10 +101,16 @@ std::string training_loses_by(const TrainingCandidate& candidate, const Training
 }
 
 std::string training_bound(const TrainingCandidate& candidate) {
-  const double math = candidate.t_math.si();
-  const double memory = candidate.t_mem.si();
-  const double network = candidate.t_net.si();
-  return network > std::max(math, memory) ? "network" : math > memory ? "compute" : "memory";
+  const std::array<std::pair<std::string_view, double>, 4> terms{{
+      {"compute", candidate.t_math.si()},
+      {"memory", candidate.t_mem.si()},
+      {"network", candidate.t_net.si()},
+      {"host link", candidate.t_host.si()},
+  }};
+  // The largest term; ties go to the earlier (compute before memory before network).
+  return std::string(std::max_element(terms.begin(), terms.end(), [](const auto& a, const auto& b) {
+                       return a.second < b.second;
+                     })->first);
 }
 
 }  // namespace
@@ -234,6 +240,7 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
                    {"ΣT_math"},
                    {"ΣT_mem"},
                    {"ΣT_net"},
+                   {"T_host"},
                    {"bound", Align::left},
                    {"bubble"},
                    {"memory/device"},
@@ -265,6 +272,7 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
          seconds(candidate.t_math),
          seconds(candidate.t_mem),
          seconds(candidate.t_net),
+         seconds(candidate.t_host),
          training_bound(candidate),
          fmt::format("{} ({:.3g} %)", seconds(candidate.bubble), 100.0 * candidate.bubble_fraction),
          format_quantity(candidate.footprint.total().si(), Dimension::bytes),
