@@ -393,6 +393,21 @@ TEST_CASE("training search: offloading to host memory, derived by hand", "[searc
   CHECK(activations.host_bytes.si() == Approx(parts.layer_saved.si() * 32.0).epsilon(1e-12));
   CHECK(activations.t_host.si() ==
         Approx(2.0 * parts.layer_saved.si() * 32.0 / 64e9).epsilon(1e-12));
+  // A rejection stands for every overlap choice of its plan, so it shows none of them. At
+  // t1 p1 d8 ZeRO-0, m = 1, the 4 offloading choices that keep the optimizer state in HBM do not
+  // fit (at least 1.33 GB of weights + 13.48 GB of gradients + 80.86 GB of state > 80 GB); the 4
+  // that offload it do (13.48 + 13.48 + 8.00 GB at most, plus the activations).
+  const auto rejected_choices = std::count_if(
+      result.rejected.begin(), result.rejected.end(), [](const rsim::TrainingRejection& rejection) {
+        return rejection.reason == "does not fit in memory" && rejection.plan.data == 8 &&
+               rejection.plan.zero_stage == 0 && rejection.plan.microbatches == 1 &&
+               rejection.plan.recompute == rsim::Recompute::none;
+      });
+  CHECK(rejected_choices == 4);
+  for (const auto& rejection : result.rejected) {
+    CHECK_FALSE(rejection.plan.overlap_gradients);
+    CHECK_FALSE(rejection.plan.overlap_tensor);
+  }
   // Pruning (the memory floor with offloading) drops no plan that fits.
   const auto scenario =
       rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml"));
