@@ -3,6 +3,7 @@
 
 #include "sim/analysis.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -149,6 +150,11 @@ struct TrainingSearchResult {
   std::vector<TrainingRejection> rejected;
   std::map<std::string, std::int64_t> rejected_by_reason;  ///< plans per reason
   std::int64_t threads = 1;
+  /// Stopped by TrainingSearchOptions::cancel (Ctrl-C): `ranked`, `costed` and the rejections
+  /// cover the `shapes_searched` of `shapes` plan shapes that finished; `seen` is the whole space.
+  bool cancelled = false;
+  std::int64_t shapes = 0;           ///< (t, p, d, placement, ZeRO, sp, recompute) tasks
+  std::int64_t shapes_searched = 0;  ///< of them, those that finished
 };
 
 struct TrainingSearchOptions {
@@ -160,6 +166,7 @@ struct TrainingSearchOptions {
   /// How many of the best plans to keep in `ranked` (0: all). Millions of plans are costed;
   /// each task keeps only its best `keep`, so memory does not grow with the space.
   std::size_t keep = 0;
+  const std::atomic<bool>* cancel = nullptr;  ///< set (by Ctrl-C) to stop early
 };
 
 /// Every training plan of a `phase: train` scenario on `devices` devices:

@@ -789,13 +789,16 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
   }
   const TrainingSearcher searcher(context);
   std::vector<TaskResult> outcomes(tasks.size());
-  result.threads = parallel_indexed<TileCache>(
-                       options.threads, tasks.size(),
-                       [&](std::size_t index, TileCache& cache) {
-                         outcomes[index] = searcher.run(tasks[index], cache);
-                       },
-                       options.progress)
-                       .threads;
+  const ParallelRun run = parallel_indexed<TileCache>(
+      options.threads, tasks.size(),
+      [&](std::size_t index, TileCache& cache) {
+        outcomes[index] = searcher.run(tasks[index], cache);
+      },
+      options.progress, options.cancel);
+  result.threads = run.threads;
+  result.shapes = static_cast<std::int64_t>(tasks.size());
+  result.shapes_searched = static_cast<std::int64_t>(run.finished);
+  result.cancelled = run.finished < tasks.size();
   for (TaskResult& outcome : outcomes) {
     result.analyses += outcome.analyses;
     result.costed += outcome.costed;

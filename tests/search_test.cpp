@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <set>
 #include <sstream>
 
@@ -470,6 +471,32 @@ TEST_CASE("training search places the axes in every distinct order", "[search][t
   // different plan with its own network time.
   wanted.placement = 0;
   CHECK(find_plan(result, wanted).t_net.si() != placed.t_net.si());
+}
+
+TEST_CASE("an interrupted training search reports what it finished", "[search][train]") {
+  const auto scenario =
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/odd_decoder_train.yaml"));
+  const auto roofs = rsim::scenario_roofs(scenario, "");
+  std::atomic<bool> cancel{false};
+  rsim::TrainingSearchOptions options;
+  options.threads = 1;
+  options.cancel = &cancel;
+  // Ctrl-C after the first plan shape: one thread starts no other.
+  options.progress = [&](std::size_t, std::size_t) { cancel.store(true); };
+  const auto stopped = rsim::search_training_plans(scenario, roofs, 8, options);
+  const auto whole = rsim::search_training_plans(scenario, roofs, 8);
+  CHECK(stopped.cancelled);
+  CHECK_FALSE(whole.cancelled);
+  CHECK(stopped.shapes == whole.shapes);
+  CHECK(stopped.shapes_searched == 1);
+  CHECK(whole.shapes_searched == whole.shapes);
+  CHECK(stopped.seen == whole.seen);
+  CHECK(stopped.costed < whole.costed);
+  std::ostringstream text;
+  rsim::write_training_search_text(text, stopped, 3);
+  CHECK(text.str().find(fmt::format("Interrupted: 1 of {} plan shapes searched", whole.shapes)) !=
+        std::string::npos);
+  CHECK(rsim::training_search_to_json(stopped, 3)["cancelled"] == true);
 }
 
 TEST_CASE("training search ranks the same on one thread and on many", "[search][train]") {

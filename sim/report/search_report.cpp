@@ -211,6 +211,12 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
       "{} plans seen, {} costed (from {} analyses), {} rejected\n",
       result.scenario, result.devices, result.batch, result.seq_len, result.layers, result.seen,
       result.costed, result.analyses, rejected);
+  if (result.cancelled) {
+    out << fmt::format(
+        "Interrupted: {} of {} plan shapes searched; the counts and the ranking "
+        "below cover those.\n",
+        result.shapes_searched, result.shapes);
+  }
   for (const auto& [reason, count] : result.rejected_by_reason) {
     const auto example = std::find_if(
         result.rejected.begin(), result.rejected.end(),
@@ -341,10 +347,17 @@ nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& resul
   for (const auto& [reason, count] : result.rejected_by_reason) {
     rejected[reason] = count;
   }
-  return Json{
-      {"scenario", result.scenario}, {"devices", result.devices}, {"phase", "train"},
-      {"seen", result.seen},         {"costed", result.costed},   {"analyses", result.analyses},
-      {"rejected", rejected},        {"ranked", ranked}};
+  return Json{{"scenario", result.scenario},
+              {"devices", result.devices},
+              {"phase", "train"},
+              {"seen", result.seen},
+              {"costed", result.costed},
+              {"analyses", result.analyses},
+              {"cancelled", result.cancelled},
+              {"shapes", result.shapes},
+              {"shapes_searched", result.shapes_searched},
+              {"rejected", rejected},
+              {"ranked", ranked}};
 }
 
 }  // namespace rsim

@@ -329,8 +329,8 @@ struct SweepOptionsCli {
   std::string html;
 };
 
-// Set by SIGINT while a sweep runs: the sweep stops and prints the points it finished. A signal
-// handler can only reach static storage.
+// Set by SIGINT while a sweep or a training search runs: it stops and prints what it finished.
+// A signal handler can only reach static storage.
 std::atomic<bool> sweep_interrupted{false};
 
 extern "C" void interrupt_sweep(int /*signal*/) { sweep_interrupted.store(true); }
@@ -425,9 +425,18 @@ int training_search_command(const SearchOptionsCli& options, const Scenario& sce
   search.prune = !options.exhaustive;
   search.keep = options.top;
   search.progress = progress_bar(err, "plan shapes");
-  const TrainingSearchResult result =
-      search_training_plans(scenario, roofs, options.devices, search);
-  return emit(
+  sweep_interrupted.store(false);
+  search.cancel = &sweep_interrupted;
+  const auto previous = std::signal(SIGINT, interrupt_sweep);
+  TrainingSearchResult result;
+  try {
+    result = search_training_plans(scenario, roofs, options.devices, search);
+  } catch (...) {
+    std::signal(SIGINT, previous);
+    throw;
+  }
+  std::signal(SIGINT, previous);
+  const int code = emit(
       options.scenario.roofs.format, out,
       [&] { return training_search_to_json(result, options.top); },
       [&](std::ostream& stream) {
@@ -435,6 +444,7 @@ int training_search_command(const SearchOptionsCli& options, const Scenario& sce
         write_records_csv(stream, {ranked.begin(), ranked.end()});
       },
       [&](std::ostream& stream) { write_training_search_text(stream, result, options.top); });
+  return result.cancelled ? kExitInterrupted : code;
 }
 
 int search_command(const SearchOptionsCli& options, std::ostream& out, std::ostream& err) {
