@@ -43,10 +43,10 @@ std::vector<std::int64_t> interleaves(std::int64_t layers, std::int64_t pipeline
 
 // The mesh axes, each on the innermost tier while it divides what is left of that tier's domain
 // (NVLink node, ICI slice), in the plan's placement order; placement 0 is Megatron-LM's rank
-// order (tensor innermost, then data, pipeline stages outermost). The tensor axis, when placed
-// first and larger than the domain, spans the innermost tier and the next ("nvlink+ib"); any
-// other axis that does not fit goes on the next tier whole (pessimistic: a hierarchical
-// collective would keep part of its traffic inside the node).
+// order (tensor innermost, then data, pipeline stages outermost). The tensor axis, larger than
+// the domain while no other axis has taken any of it, spans the innermost tier and the next
+// ("nvlink+ib"); any other axis that does not fit goes on the next tier whole (pessimistic: a
+// hierarchical collective would keep part of its traffic inside the node).
 struct MeshText {
   std::string parse;    // every axis, for parse_plan
   std::string display;  // the axes over more than one device
@@ -58,10 +58,9 @@ constexpr std::array<AxisOrder, 6> kAxisOrders{
     {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}};
 
 MeshText place_mesh(const std::vector<NetworkTier>& tiers, const TrainingPlan& plan) {
-  if (tiers.empty()) {  // one device and no network: every axis has size 1
-    return {};
-  }
-  const NetworkTier& inner = tiers.front();
+  // One device without a network (Thor): every axis has size 1 and names no tier.
+  static const NetworkTier kNoNetwork{.name = "none"};
+  const NetworkTier& inner = tiers.empty() ? kNoNetwork : tiers.front();
   std::int64_t room = inner.devices;
   const std::array<std::int64_t, 3> sizes{plan.tensor, plan.data, plan.pipeline};
   std::array<std::string, 3> networks;
@@ -570,14 +569,20 @@ class TrainingSearcher {
           const double pipelined_change =
               (forward_time - forward_ops) + (backward_time - backward_ops);
           const double bubble = (work.lower + pipelined_change + extra * sends.lower) * idle;
-          // What the tensor overlap takes off the passes: none of a pass its host link holds.
-          const double tensor_saved =
-              std::max(0.0, std::min(hidden_f, forward_ops - host_forward)) +
-              std::max(0.0, std::min(hidden_b, backward_ops - host_backward));
+          // What the tensor overlap takes off the forward pass: none where its host link holds
+          // it anyway.
+          const double tensor_saved_forward =
+              std::max(0.0, std::min(hidden_f, forward_ops - host_forward));
           const double host_time = host_forward + host_backward + host_optimizer;
           for (std::int64_t gradient_choice = 0; gradient_choice < overlap_options(point);
                ++gradient_choice) {
             plan_v.overlap_gradients = gradient_choice == 1;
+            // And off the backward pass, past the gradient reductions it also hides.
+            const double backward_left =
+                backward_ops - (plan_v.overlap_gradients ? gradients_hidden : 0.0);
+            const double tensor_saved =
+                tensor_saved_forward +
+                std::max(0.0, std::min(hidden_b, backward_left - host_backward));
             ++result.costed;
             // The hidden reductions shorten the backward pass, down to its host transfers.
             const double gradient_change =

@@ -409,6 +409,28 @@ TEST_CASE("training search: offloading to host memory, derived by hand", "[searc
     CHECK_FALSE(rejection.plan.overlap_gradients);
     CHECK_FALSE(rejection.plan.overlap_tensor);
   }
+  // The same with 20 GB of host memory, where a choice is rejected after an earlier one of the
+  // same plan was costed: t1 p1 d8 ZeRO-1 offloading the weights and the optimizer state needs
+  // 12,952,535,040 B + 12 B × 6,476,267,520 / 8 = 9,714,401,280 B = 22.67 GB of host memory
+  // (each alone fits).
+  auto small_host = rsim::scenario_roofs(
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml")), "");
+  small_host.host_memory->capacity = rsim::Bytes(20e9);
+  const auto host_limited = rsim::search_training_plans(
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml")),
+      small_host, 8);
+  const auto host_rejection = std::find_if(
+      host_limited.rejected.begin(), host_limited.rejected.end(), [](const auto& rejection) {
+        return rejection.reason == "does not fit in host memory" && rejection.plan.data == 8 &&
+               rejection.plan.zero_stage == 1 && rejection.plan.offload_weights &&
+               !rejection.plan.offload_activations && rejection.plan.offload_optimizer;
+      });
+  REQUIRE(host_rejection != host_limited.rejected.end());
+  CHECK(host_rejection->detail.find("needs 22.67 GB of host memory") != std::string::npos);
+  for (const auto& rejection : host_limited.rejected) {
+    CHECK_FALSE(rejection.plan.overlap_gradients);
+    CHECK_FALSE(rejection.plan.overlap_tensor);
+  }
   // Pruning (the memory floor with offloading) drops no plan that fits.
   const auto scenario =
       rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml"));
@@ -471,6 +493,19 @@ TEST_CASE("training search places the axes in every distinct order", "[search][t
   // different plan with its own network time.
   wanted.placement = 0;
   CHECK(find_plan(result, wanted).t_net.si() != placed.t_net.si());
+}
+
+TEST_CASE("training search on one device without a network (Thor)", "[search][train]") {
+  // tests/data/train/odd_decoder_thor.yaml: 4 sequences on one Thor: t = p = d = 1, one
+  // placement, ZeRO 0, no sp, no overlaps, no host memory (unified), m ∈ {1, 2, 4}, recompute ×3:
+  // 9 plans, all fitting (P ≈ 0.65e9 × 16 B ≈ 10 GB < 128 GB). Best: m = 1 reads the weights once
+  // and recompute none adds no forward work.
+  const auto result = train_search("odd_decoder_thor.yaml", 1, 0, true);
+  CHECK(result.seen == 9);
+  CHECK(result.costed == 9);
+  REQUIRE_FALSE(result.ranked.empty());
+  CHECK(result.ranked.front().plan.label() == "t1 p1 d1 megatron_3d m1 none");
+  CHECK(result.ranked.front().mesh.empty());
 }
 
 TEST_CASE("an interrupted training search reports what it finished", "[search][train]") {

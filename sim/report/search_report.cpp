@@ -100,6 +100,18 @@ std::string training_loses_by(const TrainingCandidate& candidate, const Training
                      format_quantity(largest->second, Dimension::seconds), change);
 }
 
+// The placement order in the table's letters: "t>d>p" (tensor, data, pipeline) for
+// model>data>stage.
+std::string placement_letters(const TrainingPlan& plan) {
+  std::string order = training_axis_orders().at(static_cast<std::size_t>(plan.placement));
+  for (const auto& [name, letter] :
+       {std::pair{std::string_view("model"), "t"}, std::pair{std::string_view("data"), "d"},
+        std::pair{std::string_view("stage"), "p"}}) {
+    order.replace(order.find(name), name.size(), letter);
+  }
+  return order;
+}
+
 std::string training_bound(const TrainingCandidate& candidate) {
   const std::array<std::pair<std::string_view, double>, 4> terms{{
       {"compute", candidate.t_math.si()},
@@ -213,8 +225,8 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
       result.costed, result.analyses, rejected);
   if (result.cancelled) {
     out << fmt::format(
-        "Interrupted: {} of {} plan shapes searched; the counts and the ranking "
-        "below cover those.\n",
+        "Interrupted: {} of {} plan shapes searched. Plans seen counts the whole space; costed, "
+        "rejected and the ranking cover the finished shapes.\n",
         result.shapes_searched, result.shapes);
   }
   for (const auto& [reason, count] : result.rejected_by_reason) {
@@ -233,6 +245,7 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
           : std::string());
   TextTable table({{"#"},
                    {"t×p×d"},
+                   {"placement", Align::left},
                    {"preset", Align::left},
                    {"m"},
                    {"b"},
@@ -261,6 +274,7 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
     table.add_row(
         {fmt::format("{}", index + 1),
          fmt::format("{}×{}×{}", plan.tensor, plan.pipeline, plan.data),
+         placement_letters(plan),
          plan.sharding() + (candidate.vocab_replicated ? "*" : ""),
          fmt::format("{}", plan.microbatches),
          fmt::format("{}", candidate.microbatch),
@@ -292,7 +306,8 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
                                                           : result.ranked.front().mesh);
   }
   out << fmt::format(
-      "t×p×d: tensor × pipeline × data devices; b: sequences per microbatch per replica; v: "
+      "t×p×d: tensor × pipeline × data devices; placement: the order in which the axes take the "
+      "innermost network tier (t>d>p: Megatron-LM's); b: sequences per microbatch per replica; v: "
       "layer chunks per stage; grads: the data axis's gradient reductions after the backward pass "
       "or overlapped with the last microbatch's (exposed: max(G/layers, G − backward/m)); tp "
       "comms: the tensor axis's all-gathers and reduce-scatters after their matmuls or as ring "
