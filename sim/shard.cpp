@@ -738,6 +738,12 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
   // An activation gathered for one consumer serves its siblings too (Q and K/V projections read
   // the same gathered input under sequence parallelism): keyed by producer, bytes and tier.
   std::map<std::tuple<OpGraph::Vertex, double, std::string>, OpGraph::Vertex> gathered;
+  // In the backward pass an activation or gradient gathered once serves every matmul that reads
+  // it (Megatron-LM gathers a row-parallel layer's output gradient once for its dgrad and wgrad,
+  // and a column-parallel layer's input once for its weight gradient): keyed by the tensor and
+  // the op's group (the attention and MLP norms' outputs share a name).
+  std::map<std::tuple<std::string, std::string, double, std::string, std::int64_t>, OpGraph::Vertex>
+      backward_gathers;
   // An expert matmul's all-reduced partial sums (its mlp axis split): the combine is linear, so
   // they are reduced after it, over the T token rows instead of the T·k expert rows (vLLM's
   // fused MoE under tensor parallelism).
@@ -814,8 +820,18 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
             ? boost::source(*boost::in_edges(vertex, graph.graph()).first, graph.graph())
             : vertex;
     std::vector<OpGraph::Vertex> shared;
+    const bool backward = op.pass == Pass::backward && op.inputs.size() == 2;
+    const auto tensor_key = [&](const Op& part, std::size_t operand) {
+      return std::make_tuple(op.inputs[operand].name, op.group, part.collective.bytes.si(),
+                             part.mesh_axis + " over " + part.network, op.count);
+    };
     for (Op& part : parts.before) {
       const auto key = std::make_tuple(producer_vertex, part.collective.bytes.si(), part.network);
+      const auto by_tensor = tensor_key(part, 0);
+      if (backward && backward_gathers.contains(by_tensor)) {
+        shared.push_back(backward_gathers.at(by_tensor));
+        continue;
+      }
       if (single_producer && gathered.contains(key)) {
         shared.push_back(gathered.at(key));
         continue;
@@ -823,6 +839,9 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       append(std::move(part));
       if (single_producer) {
         gathered[key] = *previous;
+      }
+      if (backward) {
+        backward_gathers[by_tensor] = *previous;
       }
     }
     if (op.kind == OpKind::matmul && op.outputs.front().has_axis("expert_tokens")) {
@@ -860,7 +879,18 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
     }
     // Weight gathers hang off nothing but the op they feed: a schedule may run them ahead.
     for (Op& part : parts.prefetch) {
-      sharded.graph.add_edge(sharded.graph.add_op(std::move(part)), compute, "weight");
+      // A gradient in the weight slot (a weight gradient's dY) may already be gathered.
+      const bool gradient = backward && op.inputs[1].role != TensorRole::weight;
+      const auto by_tensor = tensor_key(part, 1);
+      if (gradient && backward_gathers.contains(by_tensor)) {
+        sharded.graph.add_edge(backward_gathers.at(by_tensor), compute, "gathered");
+        continue;
+      }
+      const OpGraph::Vertex gather = sharded.graph.add_op(std::move(part));
+      sharded.graph.add_edge(gather, compute, "weight");
+      if (gradient) {
+        backward_gathers[by_tensor] = gather;
+      }
     }
     for (const auto& [from, unused] : inputs) {
       sharded.graph.add_edge(from, *first, "");
