@@ -258,12 +258,13 @@ void tier_costs(const Op& op, const OpCostPlan& plan, const std::vector<InnerTie
   for (std::size_t index = 0; index < tier_count; ++index) {
     const MemoryTier& tier = roofs.memory[index];
     TierCost& cost = costs[index];
-    cost.tier = tier.name;
+    if (cost.tier != tier.name) {  // a re-costed table already names its tiers
+      cost.tier = tier.name;
+    }
     cost.bytes = ideal;
     cost.time = Seconds(0.0);
     cost.timed = tier.bandwidth.has_value();
     cost.tile.reset();
-    cost.tile_tier.clear();
     cost.operand_resident = false;
     cost.panels = false;
   }
@@ -274,7 +275,9 @@ void tier_costs(const Op& op, const OpCostPlan& plan, const std::vector<InnerTie
       TierCost& cost = costs[index];
       cost.bytes = traffic->bytes;
       cost.tile = traffic->tile;
-      cost.tile_tier = inner.tier->name;
+      if (cost.tile_tier != inner.tier->name) {
+        cost.tile_tier = inner.tier->name;
+      }
       cost.operand_resident = traffic->x_resident || traffic->w_resident;
       cost.panels = traffic->panels;
     }
@@ -282,6 +285,9 @@ void tier_costs(const Op& op, const OpCostPlan& plan, const std::vector<InnerTie
   for (std::size_t index = 0; index < tier_count; ++index) {
     if (const auto& bandwidth = roofs.memory[index].bandwidth) {
       costs[index].time = costs[index].bytes / *bandwidth;
+    }
+    if (!costs[index].tile) {
+      costs[index].tile_tier.clear();
     }
   }
 }
