@@ -115,6 +115,15 @@ std::int64_t rejected(const rsim::TrainingSearchResult& result, const std::strin
   return found == result.rejected_by_reason.end() ? 0 : found->second;
 }
 
+// tests/data/train/FILE with `sets` applied, analyzed.
+rsim::RunResult run_with(const std::string& file,
+                         const std::vector<std::pair<std::string, std::string>>& sets) {
+  auto scenario =
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/" + file), {sets, ""});
+  auto roofs = rsim::scenario_roofs(scenario, "");
+  return rsim::analyze(std::move(scenario), std::move(roofs));
+}
+
 // A plan of the search run as a scenario of its own (every axis on one NVLink node).
 rsim::RunResult run_plan(const std::string& file, const std::string& preset, std::int64_t data,
                          std::int64_t stages, std::int64_t microbatches,
@@ -132,10 +141,7 @@ rsim::RunResult run_plan(const std::string& file, const std::string& preset, std
   if (zero_stage > 0) {
     sets.emplace_back("plan.zero_stage", std::to_string(zero_stage));
   }
-  auto scenario =
-      rsim::load_scenario(rsim::test::source_path("tests/data/train/" + file), {sets, ""});
-  auto roofs = rsim::scenario_roofs(scenario, "");
-  return rsim::analyze(std::move(scenario), std::move(roofs));
+  return run_with(file, sets);
 }
 
 }  // namespace
@@ -342,16 +348,11 @@ TEST_CASE("training search: tensor collectives overlapped with their matmuls", "
   const auto& overlapped = find_plan(result, wanted);
   CHECK(overlapped.tensor_hidden.si() == Approx(0.827210e-3).epsilon(1e-6));
   // The 355 collectives in the plan's own graph.
-  auto scenario =
-      rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml"),
-                          {{{"plan.preset", "megatron_3d_sp"},
-                            {"plan.mesh.model", "2 over nvlink"},
-                            {"plan.mesh.data", "4 over nvlink"},
-                            {"workload.microbatches", "1"},
-                            {"workload.recompute", "none"}},
-                           ""});
-  auto roofs = rsim::scenario_roofs(scenario, "");
-  const auto direct = rsim::analyze(std::move(scenario), std::move(roofs));
+  const auto direct = run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d_sp"},
+                                                        {"plan.mesh.model", "2 over nvlink"},
+                                                        {"plan.mesh.data", "4 over nvlink"},
+                                                        {"workload.microbatches", "1"},
+                                                        {"workload.recompute", "none"}});
   std::int64_t tensor_collectives = 0;
   for (const auto vertex : direct.graph.topological_order()) {
     const auto& op = direct.graph.op(vertex);
@@ -498,17 +499,12 @@ TEST_CASE("training search places the axes in every distinct order", "[search][t
   const auto& placed = find_plan(result, wanted);
   CHECK(placed.mesh == "model: \"2 over nvlink\", data: \"4 over ib\", stage: \"2 over nvlink\"");
   CHECK(placed.plan.label() == "t2 p2 d4 megatron_3d m2 none v1 place:model>stage>data");
-  auto scenario =
-      rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml"),
-                          {{{"plan.preset", "megatron_3d"},
-                            {"plan.mesh.model", "2 over nvlink"},
-                            {"plan.mesh.data", "4 over ib"},
-                            {"plan.mesh.stage", "2 over nvlink"},
-                            {"workload.microbatches", "2"},
-                            {"workload.recompute", "none"}},
-                           ""});
-  auto roofs = rsim::scenario_roofs(scenario, "");
-  const auto direct = rsim::analyze(std::move(scenario), std::move(roofs));
+  const auto direct = run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
+                                                        {"plan.mesh.model", "2 over nvlink"},
+                                                        {"plan.mesh.data", "4 over ib"},
+                                                        {"plan.mesh.stage", "2 over nvlink"},
+                                                        {"workload.microbatches", "2"},
+                                                        {"workload.recompute", "none"}});
   CHECK(placed.step_lower.si() == Approx(direct.bounds.total.t_lower.si()).epsilon(1e-12));
   CHECK(placed.t_net.si() == Approx(direct.bounds.total.t_net.si()).epsilon(1e-12));
   // The default order puts the data axis in the node and the stages over ib instead: a
