@@ -173,8 +173,9 @@ struct TrainingSearchOptions {
 /// - t | N (tensor, the 'model' axis), p | N/t (pipeline, 'stage'), d = N/(t·p) ('data');
 ///   placed in each order of the three axes that gives a distinct plan (model, data, stage first:
 ///   Megatron-LM's): an axis goes on the innermost network tier while it divides what is left of
-///   its domain (NVLink node, ICI slice), the tensor axis placed first beyond it spans the
-///   innermost tier and the next ("nvlink+ib"), any other axis goes on the next tier;
+///   its domain (NVLink node, ICI slice); one larger than the whole domain, placed before any
+///   other took room, spans the innermost tier and the next ("nvlink+ib"); any other axis goes
+///   on the next tier;
 /// - ZeRO stage 0 (replicated over data, megatron_3d), 1 or 2 (megatron_3d + plan.zero_stage)
 ///   or 3 (zero3_3d), the last three for d > 1; sequence parallelism off or on (t > 1);
 /// - m ∈ divisors of the global batch B (b = B/(m·d) sequences per microbatch must be whole);

@@ -43,10 +43,11 @@ std::vector<std::int64_t> interleaves(std::int64_t layers, std::int64_t pipeline
 
 // The mesh axes, each on the innermost tier while it divides what is left of that tier's domain
 // (NVLink node, ICI slice), in the plan's placement order; placement 0 is Megatron-LM's rank
-// order (tensor innermost, then data, pipeline stages outermost). The tensor axis, larger than
-// the domain while no other axis has taken any of it, spans the innermost tier and the next
-// ("nvlink+ib"); any other axis that does not fit goes on the next tier whole (pessimistic: a
-// hierarchical collective would keep part of its traffic inside the node).
+// order (tensor innermost, then data, pipeline stages outermost). An axis larger than the domain
+// while no other axis has taken any of it spans the innermost tier and the next ("nvlink+ib":
+// its collectives are hierarchical, NCCL-style); an axis that does not fit what is left goes on
+// the next tier whole (pessimistic: a hierarchical collective would keep part of its traffic
+// inside the node).
 struct MeshText {
   std::string parse;    // every axis, for parse_plan
   std::string display;  // the axes over more than one device
@@ -59,7 +60,11 @@ constexpr std::array<AxisOrder, 6> kAxisOrders{
 
 MeshText place_mesh(const std::vector<NetworkTier>& tiers, const TrainingPlan& plan) {
   // One device without a network (Thor): every axis has size 1 and names no tier.
-  static const NetworkTier kNoNetwork{.name = "none"};
+  static const NetworkTier kNoNetwork = [] {
+    NetworkTier tier;
+    tier.name = "none";
+    return tier;
+  }();
   const NetworkTier& inner = tiers.empty() ? kNoNetwork : tiers.front();
   std::int64_t room = inner.devices;
   const std::array<std::int64_t, 3> sizes{plan.tensor, plan.data, plan.pipeline};
@@ -72,7 +77,7 @@ MeshText place_mesh(const std::vector<NetworkTier>& tiers, const TrainingPlan& p
     if (size > 1 && tiers.size() > 1 && inner.devices > 0) {
       if (size <= room && room % size == 0) {
         room /= size;
-      } else if (axis == 0 && room == inner.devices) {
+      } else if (room == inner.devices) {
         network = inner.name + "+" + tiers[1].name;
         room = 1;
       } else {

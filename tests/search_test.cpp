@@ -511,6 +511,26 @@ TEST_CASE("training search places the axes in every distinct order", "[search][t
   // different plan with its own network time.
   wanted.placement = 0;
   CHECK(find_plan(result, wanted).t_net.si() != placed.t_net.si());
+  // An axis larger than the node that takes its room first spans it and the next tier: t1 p16
+  // d1 puts 8 stages in each node (7 of every 8 stage boundaries on NVLink) instead of all 16
+  // over ib, less network time.
+  wanted = rsim::TrainingPlan{};
+  wanted.pipeline = 16;
+  const auto& spanning = find_plan(result, wanted);
+  CHECK(spanning.mesh == "stage: \"16 over nvlink+ib\"");
+  const auto hierarchical =
+      run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
+                                        {"plan.mesh.data", "1 over nvlink"},
+                                        {"plan.mesh.stage", "16 over nvlink+ib"},
+                                        {"workload.microbatches", "1"},
+                                        {"workload.recompute", "none"}});
+  const auto flat = run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
+                                                      {"plan.mesh.data", "1 over nvlink"},
+                                                      {"plan.mesh.stage", "16 over ib"},
+                                                      {"workload.microbatches", "1"},
+                                                      {"workload.recompute", "none"}});
+  CHECK(spanning.step_lower.si() == Approx(hierarchical.bounds.total.t_lower.si()).epsilon(1e-12));
+  CHECK(hierarchical.bounds.total.t_net < flat.bounds.total.t_net);
 }
 
 TEST_CASE("training search on one device without a network (Thor)", "[search][train]") {
