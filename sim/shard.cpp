@@ -738,12 +738,14 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
   // An activation gathered for one consumer serves its siblings too (Q and K/V projections read
   // the same gathered input under sequence parallelism): keyed by producer, bytes and tier.
   std::map<std::tuple<OpGraph::Vertex, double, std::string>, OpGraph::Vertex> gathered;
-  // In the backward pass an activation or gradient gathered once serves every matmul that reads
-  // it (Megatron-LM gathers a row-parallel layer's output gradient once for its dgrad and wgrad,
-  // and a column-parallel layer's input once for its weight gradient): keyed by the tensor and
-  // the op's group (the attention and MLP norms' outputs share a name).
-  std::map<std::tuple<std::string, std::string, double, std::string, std::int64_t>, OpGraph::Vertex>
-      backward_gathers;
+  // In the backward and recompute passes an activation or gradient gathered once serves every
+  // matmul of the pass that reads it (Megatron-LM gathers a row-parallel layer's output gradient
+  // once for its dgrad and wgrad, a column-parallel layer's input once for its weight gradient
+  // and once for the recomputed q and kv): keyed by the pass, the tensor and the op's stage,
+  // block and group (the attention and MLP norms' outputs share a name).
+  using TensorKey = std::tuple<Pass, std::string, std::string, std::string, std::string, double,
+                               std::string, std::int64_t>;
+  std::map<TensorKey, OpGraph::Vertex> backward_gathers;
   // An expert matmul's all-reduced partial sums (its mlp axis split): the combine is linear, so
   // they are reduced after it, over the T token rows instead of the T·k expert rows (vLLM's
   // fused MoE under tensor parallelism).
@@ -820,10 +822,17 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
             ? boost::source(*boost::in_edges(vertex, graph.graph()).first, graph.graph())
             : vertex;
     std::vector<OpGraph::Vertex> shared;
-    const bool backward = op.pass == Pass::backward && op.inputs.size() == 2;
+    const bool backward =
+        (op.pass == Pass::backward || op.pass == Pass::recompute) && op.inputs.size() == 2;
     const auto tensor_key = [&](const Op& part, std::size_t operand) {
-      return std::make_tuple(op.inputs[operand].name, op.group, part.collective.bytes.si(),
-                             part.mesh_axis + " over " + part.network, op.count);
+      return TensorKey{op.pass,
+                       op.inputs[operand].name,
+                       op.stage,
+                       op.block,
+                       op.group,
+                       part.collective.bytes.si(),
+                       part.mesh_axis + " over " + part.network,
+                       op.count};
     };
     for (Op& part : parts.before) {
       const auto key = std::make_tuple(producer_vertex, part.collective.bytes.si(), part.network);
@@ -889,6 +898,11 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       const OpGraph::Vertex gather = sharded.graph.add_op(std::move(part));
       sharded.graph.add_edge(gather, compute, "weight");
       if (gradient) {
+        // A gradient exists only once its producers ran: the gather waits for them (another
+        // matmul may reuse it).
+        for (const auto& [from, unused] : inputs) {
+          sharded.graph.add_edge(from, gather, "");
+        }
         backward_gathers[by_tensor] = gather;
       }
     }

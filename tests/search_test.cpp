@@ -5,6 +5,7 @@
 #include "sim/error.hpp"
 #include "sim/report/search_report.hpp"
 
+#include <boost/range/iterator_range.hpp>
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -363,6 +364,45 @@ TEST_CASE("training search: tensor collectives overlapped with their matmuls", "
     }
   }
   CHECK(tensor_collectives == 355);
+  // A gather that serves two matmuls feeds both, and a gradient's gather waits for the gradient:
+  // q's weight gradient reads the attention norm's output gathered once for kv's.
+  const auto& graph = direct.graph;
+  const auto gather_into = [&](std::string_view consumer) {
+    for (const auto vertex : graph.topological_order()) {
+      if (graph.op(vertex).name != consumer) {
+        continue;
+      }
+      for (const auto edge : boost::make_iterator_range(boost::in_edges(vertex, graph.graph()))) {
+        const auto& source = graph.op(boost::source(edge, graph.graph()));
+        if (source.kind == rsim::OpKind::collective &&
+            source.collective.kind == rsim::CollectiveKind::all_gather) {
+          return boost::in_degree(boost::source(edge, graph.graph()), graph.graph()) > 0;
+        }
+      }
+    }
+    return false;
+  };
+  CHECK(gather_into("q_proj.wgrad"));
+  CHECK(gather_into("kv_proj.wgrad"));
+  CHECK(gather_into("o_proj.wgrad"));
+  CHECK(gather_into("o_proj.dgrad"));
+  // Full recomputation re-runs the layers' forward, gathering 4 times per layer like it (q and
+  // kv share the attention norm's gather): (4 + 4 + 7) × 32 + 3 = 483.
+  const auto recomputed = run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d_sp"},
+                                                            {"plan.mesh.model", "2 over nvlink"},
+                                                            {"plan.mesh.data", "4 over nvlink"},
+                                                            {"workload.microbatches", "1"},
+                                                            {"workload.recompute", "full"}});
+  std::int64_t recomputed_collectives = 0;
+  for (const auto vertex : recomputed.graph.topological_order()) {
+    const auto& op = recomputed.graph.op(vertex);
+    if (op.kind == rsim::OpKind::collective && op.mesh_axis == "model" &&
+        (op.collective.kind == rsim::CollectiveKind::all_gather ||
+         op.collective.kind == rsim::CollectiveKind::reduce_scatter)) {
+      recomputed_collectives += op.count;
+    }
+  }
+  CHECK(recomputed_collectives == 483);
   CHECK((after.step_lower - overlapped.step_lower).si() ==
         Approx(overlapped.tensor_hidden.si()).epsilon(1e-9));
   // The upper bound assumes no overlap: unchanged.
