@@ -801,7 +801,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   search->add_option("--objective", search_options.objective,
                      "latency (lowest lower bound), throughput (sequences per device-second) or "
                      "cost (device-seconds per sequence)");
-  search->add_option("--top", search_options.top, "Plans to print (0 = all)");
+  search->add_option("--top", search_options.top,
+                     "Plans to print (0 = all); a training search keeps only these in memory");
   search
       ->add_option("--threads", search_options.threads,
                    "Worker threads for a training search (default: all cores)")
