@@ -348,22 +348,28 @@ TEST_CASE("training search: tensor collectives overlapped with their matmuls", "
   wanted.overlap_tensor = true;
   const auto& overlapped = find_plan(result, wanted);
   CHECK(overlapped.tensor_hidden.si() == Approx(0.827210e-3).epsilon(1e-6));
-  // The 355 collectives in the plan's own graph.
-  const auto direct = run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d_sp"},
-                                                        {"plan.mesh.model", "2 over nvlink"},
-                                                        {"plan.mesh.data", "4 over nvlink"},
-                                                        {"workload.microbatches", "1"},
-                                                        {"workload.recompute", "none"}});
-  std::int64_t tensor_collectives = 0;
-  for (const auto vertex : direct.graph.topological_order()) {
-    const auto& op = direct.graph.op(vertex);
-    if (op.kind == rsim::OpKind::collective && op.mesh_axis == "model" &&
-        (op.collective.kind == rsim::CollectiveKind::all_gather ||
-         op.collective.kind == rsim::CollectiveKind::reduce_scatter)) {
-      tensor_collectives += op.count;
+  // The plan run as a scenario of its own, and its tensor-axis all-gathers and reduce-scatters.
+  const auto sequence_parallel = [](const std::string& recompute) {
+    return run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d_sp"},
+                                             {"plan.mesh.model", "2 over nvlink"},
+                                             {"plan.mesh.data", "4 over nvlink"},
+                                             {"workload.microbatches", "1"},
+                                             {"workload.recompute", recompute}});
+  };
+  const auto tensor_collectives = [](const rsim::RunResult& run) {
+    std::int64_t collectives = 0;
+    for (const auto vertex : run.graph.topological_order()) {
+      const auto& op = run.graph.op(vertex);
+      if (op.kind == rsim::OpKind::collective && op.mesh_axis == "model" &&
+          (op.collective.kind == rsim::CollectiveKind::all_gather ||
+           op.collective.kind == rsim::CollectiveKind::reduce_scatter)) {
+        collectives += op.count;
+      }
     }
-  }
-  CHECK(tensor_collectives == 355);
+    return collectives;
+  };
+  const auto direct = sequence_parallel("none");
+  CHECK(tensor_collectives(direct) == 355);
   // A gather that serves two matmuls feeds both, and a gradient's gather waits for the gradient:
   // q's weight gradient reads the attention norm's output gathered once for kv's.
   const auto& graph = direct.graph;
@@ -388,21 +394,7 @@ TEST_CASE("training search: tensor collectives overlapped with their matmuls", "
   CHECK(gather_into("o_proj.dgrad"));
   // Full recomputation re-runs the layers' forward, gathering 4 times per layer like it (q and
   // kv share the attention norm's gather): (4 + 4 + 7) × 32 + 3 = 483.
-  const auto recomputed = run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d_sp"},
-                                                            {"plan.mesh.model", "2 over nvlink"},
-                                                            {"plan.mesh.data", "4 over nvlink"},
-                                                            {"workload.microbatches", "1"},
-                                                            {"workload.recompute", "full"}});
-  std::int64_t recomputed_collectives = 0;
-  for (const auto vertex : recomputed.graph.topological_order()) {
-    const auto& op = recomputed.graph.op(vertex);
-    if (op.kind == rsim::OpKind::collective && op.mesh_axis == "model" &&
-        (op.collective.kind == rsim::CollectiveKind::all_gather ||
-         op.collective.kind == rsim::CollectiveKind::reduce_scatter)) {
-      recomputed_collectives += op.count;
-    }
-  }
-  CHECK(recomputed_collectives == 483);
+  CHECK(tensor_collectives(sequence_parallel("full")) == 483);
   CHECK((after.step_lower - overlapped.step_lower).si() ==
         Approx(overlapped.tensor_hidden.si()).epsilon(1e-9));
   // The upper bound assumes no overlap: unchanged.
