@@ -822,7 +822,7 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
             ? boost::source(*boost::in_edges(vertex, graph.graph()).first, graph.graph())
             : vertex;
     std::vector<OpGraph::Vertex> shared;
-    const bool backward =
+    const bool by_tensor_pass =
         (op.pass == Pass::backward || op.pass == Pass::recompute) && op.inputs.size() == 2;
     const auto tensor_key = [&](const Op& part, std::size_t operand) {
       return TensorKey{op.pass,
@@ -837,7 +837,7 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
     for (Op& part : parts.before) {
       const auto key = std::make_tuple(producer_vertex, part.collective.bytes.si(), part.network);
       const auto by_tensor = tensor_key(part, 0);
-      if (backward && backward_gathers.contains(by_tensor)) {
+      if (by_tensor_pass && backward_gathers.contains(by_tensor)) {
         shared.push_back(backward_gathers.at(by_tensor));
         continue;
       }
@@ -849,7 +849,7 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       if (single_producer) {
         gathered[key] = *previous;
       }
-      if (backward) {
+      if (by_tensor_pass) {
         backward_gathers[by_tensor] = *previous;
       }
     }
@@ -889,7 +889,7 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
     // Weight gathers hang off nothing but the op they feed: a schedule may run them ahead.
     for (Op& part : parts.prefetch) {
       // A gradient in the weight slot (a weight gradient's dY) may already be gathered.
-      const bool gradient = backward && op.inputs[1].role != TensorRole::weight;
+      const bool gradient = by_tensor_pass && op.inputs[1].role != TensorRole::weight;
       const auto by_tensor = tensor_key(part, 1);
       if (gradient && backward_gathers.contains(by_tensor)) {
         sharded.graph.add_edge(backward_gathers.at(by_tensor), compute, "gathered");

@@ -239,6 +239,79 @@ struct OffloadBytes {
   double hbm_activations = 0.0;  // saved activations left in HBM when they are offloaded
 };
 
+// The sums of one costing that every plan derived from it reads.
+struct CostingSums {
+  RowSums sends;                 // the stage-boundary sends
+  RowSums work;                  // every row but the optimizer's
+  RowSums gradients;             // the data axis's weight-gradient reductions
+  double backward_device = 0.0;  // the backward pass's device work (Σ max(T_math, T_mem))
+  PassSums forward;
+  PassSums backward;  // with the recomputation
+  double optimizer_lower = 0.0;
+};
+
+CostingSums sum_costing(const RunResult& run) {
+  // The stage-boundary sends run once per microbatch and chunk; the pipelined work is every
+  // row but the optimizer's (add_pipeline_bubble). The weight gradients' reductions over the
+  // data axis (all-reduce, or reduce-scatter under ZeRO) and the backward pass's device work
+  // decide what overlapping them can hide.
+  CostingSums sums;
+  for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+    const Op& op = run.graph.op(run.table.order[row]);
+    const auto index = static_cast<Eigen::Index>(row);
+    const double row_lower = run.table.times.row(index).maxCoeff() * run.table.counts(index);
+    const bool collective = op.kind == OpKind::collective;
+    const bool send = collective && op.collective.kind == CollectiveKind::send_recv &&
+                      op.name.starts_with("pipeline.");
+    if (send) {
+      sums.sends.add(run.table, row);
+    }
+    if (op.pass == Pass::optimizer) {
+      sums.optimizer_lower += row_lower;
+      continue;
+    }
+    sums.work.add(run.table, row);
+    PassSums& group = op.pass == Pass::forward ? sums.forward : sums.backward;
+    group.lower += row_lower;
+    if (send) {
+      group.sends += row_lower;
+    }
+    if (collective && op.mesh_axis == "model" &&
+        (op.collective.kind == CollectiveKind::all_gather ||
+         op.collective.kind == CollectiveKind::reduce_scatter)) {
+      group.tensor_collectives += row_lower;
+    }
+    if (op.kind == OpKind::matmul) {
+      group.matmuls += row_lower;
+    }
+    if (collective && op.pass == Pass::backward && op.mesh_axis == "data" &&
+        (op.collective.kind == CollectiveKind::all_reduce ||
+         op.collective.kind == CollectiveKind::reduce_scatter)) {
+      sums.gradients.add(run.table, row);
+    }
+    if (!collective && op.pass == Pass::backward) {
+      sums.backward_device += device_time(run.table, index) * run.table.counts(index);
+    }
+  }
+  return sums;
+}
+
+// What offloading moves and keeps for one costing: the layers' share of the weights and
+// optimizer state, and the saved activations by layer.
+OffloadBytes offload_bytes(const RunResult& run, double layer_share) {
+  const TrainingMemory& saved = *run.training_memory;
+  OffloadBytes offload;
+  offload.weights = run.footprint.weights.si() * layer_share;
+  offload.optimizer = run.footprint.optimizer_state.si() * layer_share;
+  offload.activations = saved.layer_saved.si() * saved.layers * saved.in_flight;
+  offload.per_microbatch = saved.layer_saved.si() * saved.layers;
+  offload.resident_share = std::min(1.0, 2.0 / std::max(saved.layers, 1.0));
+  // Offloaded, HBM keeps the head's, one layer's being written or read and the next one's in
+  // flight over the link, and full recomputation's working set.
+  offload.hbm_activations = (saved.layer_saved * 2.0 + saved.recompute_working + saved.head).si();
+  return offload;
+}
+
 class TrainingSearcher {
  public:
   explicit TrainingSearcher(const SearchContext& context) : context_(context) {}
@@ -401,17 +474,8 @@ class TrainingSearcher {
       result.rejected.push_back({point, std::string(kModelReason), error.what(), all_v});
       return {std::nullopt, error.what()};
     }
-    const TrainingMemory& saved = *run->training_memory;
     const double microbatches = static_cast<double>(point.microbatches);
-    OffloadBytes offload;
-    offload.weights = run->footprint.weights.si() * context_.layer_share;
-    offload.optimizer = run->footprint.optimizer_state.si() * context_.layer_share;
-    offload.activations = saved.layer_saved.si() * saved.layers * saved.in_flight;
-    offload.per_microbatch = saved.layer_saved.si() * saved.layers;
-    offload.resident_share = std::min(1.0, 2.0 / std::max(saved.layers, 1.0));
-    // Offloaded, HBM keeps the head's, one layer's being written or read and the next one's in
-    // flight over the link, and full recomputation's working set.
-    offload.hbm_activations = (saved.layer_saved * 2.0 + saved.recompute_working + saved.head).si();
+    const OffloadBytes offload = offload_bytes(*run, context_.layer_share);
     const unsigned masks = offload_masks(context_.roofs);
     const Footprint smallest =
         offloaded_footprint(run->footprint, offload, masks > 1 ? kOffloadAll : 0U);
@@ -428,54 +492,8 @@ class TrainingSearcher {
            all_v});
       return {smallest, std::nullopt};
     }
-    // The stage-boundary sends run once per microbatch and chunk; the pipelined work is every
-    // row but the optimizer's (add_pipeline_bubble). The weight gradients' reductions over the
-    // data axis (all-reduce, or reduce-scatter under ZeRO) and the backward pass's device work
-    // decide what overlapping them can hide.
-    RowSums sends;
-    RowSums work;
-    RowSums gradients;
-    double backward_device = 0.0;
-    PassSums forward;
-    PassSums backward;  // with the recomputation
-    double optimizer_lower = 0.0;
-    for (std::size_t row = 0; row < run->table.order.size(); ++row) {
-      const Op& op = run->graph.op(run->table.order[row]);
-      const auto index = static_cast<Eigen::Index>(row);
-      const double row_lower = run->table.times.row(index).maxCoeff() * run->table.counts(index);
-      const bool collective = op.kind == OpKind::collective;
-      const bool send = collective && op.collective.kind == CollectiveKind::send_recv &&
-                        op.name.starts_with("pipeline.");
-      if (send) {
-        sends.add(run->table, row);
-      }
-      if (op.pass == Pass::optimizer) {
-        optimizer_lower += row_lower;
-        continue;
-      }
-      work.add(run->table, row);
-      PassSums& group = op.pass == Pass::forward ? forward : backward;
-      group.lower += row_lower;
-      if (send) {
-        group.sends += row_lower;
-      }
-      if (collective && op.mesh_axis == "model" &&
-          (op.collective.kind == CollectiveKind::all_gather ||
-           op.collective.kind == CollectiveKind::reduce_scatter)) {
-        group.tensor_collectives += row_lower;
-      }
-      if (op.kind == OpKind::matmul) {
-        group.matmuls += row_lower;
-      }
-      if (collective && op.pass == Pass::backward && op.mesh_axis == "data" &&
-          (op.collective.kind == CollectiveKind::all_reduce ||
-           op.collective.kind == CollectiveKind::reduce_scatter)) {
-        gradients.add(run->table, row);
-      }
-      if (!collective && op.pass == Pass::backward) {
-        backward_device += device_time(run->table, index) * run->table.counts(index);
-      }
-    }
+    const auto [sends, work, gradients, backward_device, forward, backward, optimizer_lower] =
+        sum_costing(*run);
     // Overlapped (PyTorch DDP's bucketed all-reduce, Megatron's overlap_grad_reduce): the
     // reductions start layer by layer during the last microbatch's backward, after which the
     // step's gradients are complete; what that backward cannot cover stays exposed, and never
@@ -503,6 +521,7 @@ class TrainingSearcher {
     const double ops_lower = total.t_lower.si() - bubble_lower;
     const double ops_upper = total.t_upper.si() - bubble_upper;
     const std::int64_t stages = point.pipeline;
+    // Without host memory only the no-offload choice exists and moves 0 bytes (over any rate).
     const double host_bandwidth =
         context_.roofs.host_memory ? context_.roofs.host_memory->bandwidth.si() : 1.0;
     const double host_capacity =
