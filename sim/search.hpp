@@ -91,6 +91,8 @@ struct TrainingPlan {
   [[nodiscard]] std::string_view preset() const;
   /// The preset, with "+zero1" or "+zero2" for plan.zero_stage 1 or 2.
   [[nodiscard]] std::string sharding() const;
+  /// The placement as its axis order: "model>data>stage".
+  [[nodiscard]] const std::string& placement_order() const;
   /// What is offloaded: "weights+activations", or "none".
   [[nodiscard]] std::string offloaded() const;
   /// "t8 p16 d8 megatron_3d_sp+zero1 m192 full v2 overlap tp-overlap offload:weights".

@@ -724,6 +724,10 @@ const std::vector<std::string>& training_axis_orders() {
   return names;
 }
 
+const std::string& TrainingPlan::placement_order() const {
+  return training_axis_orders().at(static_cast<std::size_t>(placement));
+}
+
 std::string TrainingPlan::offloaded() const {
   std::vector<std::string_view> parts;
   for (const auto& [offloaded, name] :
@@ -738,13 +742,12 @@ std::string TrainingPlan::offloaded() const {
 
 std::string TrainingPlan::label() const {
   const bool offloads = offload_weights || offload_activations || offload_optimizer;
-  return fmt::format(
-      "t{} p{} d{} {} m{} {}{}{}{}{}{}", tensor, pipeline, data, sharding(), microbatches,
-      to_string(recompute), pipeline > 1 ? fmt::format(" v{}", interleave) : "",
-      overlap_gradients ? " overlap" : "", overlap_tensor ? " tp-overlap" : "",
-      offloads ? " offload:" + offloaded() : "",
-      placement != 0 ? " place:" + training_axis_orders().at(static_cast<std::size_t>(placement))
-                     : "");
+  return fmt::format("t{} p{} d{} {} m{} {}{}{}{}{}{}", tensor, pipeline, data, sharding(),
+                     microbatches, to_string(recompute),
+                     pipeline > 1 ? fmt::format(" v{}", interleave) : "",
+                     overlap_gradients ? " overlap" : "", overlap_tensor ? " tp-overlap" : "",
+                     offloads ? " offload:" + offloaded() : "",
+                     placement != 0 ? " place:" + placement_order() : "");
 }
 
 TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,

@@ -72,8 +72,7 @@ std::string plan_change(const TrainingPlan& from, const TrainingPlan& to) {
   note("tensor collectives", from.overlap_tensor ? "overlapped" : "after",
        to.overlap_tensor ? "overlapped" : "after");
   note("offload", from.offloaded(), to.offloaded());
-  note("placement", training_axis_orders().at(static_cast<std::size_t>(from.placement)),
-       training_axis_orders().at(static_cast<std::size_t>(to.placement)));
+  note("placement", from.placement_order(), to.placement_order());
   return fmt::format("{}", fmt::join(changes, ", "));
 }
 
@@ -103,7 +102,7 @@ std::string training_loses_by(const TrainingCandidate& candidate, const Training
 // The placement order in the table's letters: "t>d>p" (tensor, data, pipeline) for
 // model>data>stage.
 std::string placement_letters(const TrainingPlan& plan) {
-  std::string order = training_axis_orders().at(static_cast<std::size_t>(plan.placement));
+  std::string order = plan.placement_order();
   for (const auto& [name, letter] :
        {std::pair{std::string_view("model"), "t"}, std::pair{std::string_view("data"), "d"},
         std::pair{std::string_view("stage"), "p"}}) {
@@ -326,37 +325,36 @@ nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& resul
   for (std::size_t index = 0; index < shown; ++index) {
     const TrainingCandidate& candidate = result.ranked[index];
     const TrainingPlan& plan = candidate.plan;
-    ranked.push_back(
-        Json{{"rank", index + 1},
-             {"tensor", plan.tensor},
-             {"pipeline", plan.pipeline},
-             {"data", plan.data},
-             {"placement", training_axis_orders().at(static_cast<std::size_t>(plan.placement))},
-             {"preset", plan.preset()},
-             {"zero_stage", plan.zero_stage},
-             {"mesh", candidate.mesh},
-             {"microbatches", plan.microbatches},
-             {"microbatch_sequences", candidate.microbatch},
-             {"recompute", to_string(plan.recompute)},
-             {"interleave", plan.interleave},
-             {"overlap_gradients", plan.overlap_gradients},
-             {"overlap_tensor", plan.overlap_tensor},
-             {"offload_weights", plan.offload_weights},
-             {"offload_activations", plan.offload_activations},
-             {"offload_optimizer", plan.offload_optimizer},
-             {"vocab_replicated", candidate.vocab_replicated},
-             {"step_lower_s", candidate.step_lower.si()},
-             {"step_upper_s", candidate.step_upper.si()},
-             {"t_math_s", candidate.t_math.si()},
-             {"t_mem_s", candidate.t_mem.si()},
-             {"t_net_s", candidate.t_net.si()},
-             {"t_host_s", candidate.t_host.si()},
-             {"tensor_hidden_s", candidate.tensor_hidden.si()},
-             {"bubble_s", candidate.bubble.si()},
-             {"bubble_fraction", candidate.bubble_fraction},
-             {"memory_per_device_bytes", candidate.footprint.total().si()},
-             {"host_memory_per_device_bytes", candidate.host_bytes.si()},
-             {"mfu", candidate.mfu}});
+    ranked.push_back(Json{{"rank", index + 1},
+                          {"tensor", plan.tensor},
+                          {"pipeline", plan.pipeline},
+                          {"data", plan.data},
+                          {"placement", plan.placement_order()},
+                          {"preset", plan.preset()},
+                          {"zero_stage", plan.zero_stage},
+                          {"mesh", candidate.mesh},
+                          {"microbatches", plan.microbatches},
+                          {"microbatch_sequences", candidate.microbatch},
+                          {"recompute", to_string(plan.recompute)},
+                          {"interleave", plan.interleave},
+                          {"overlap_gradients", plan.overlap_gradients},
+                          {"overlap_tensor", plan.overlap_tensor},
+                          {"offload_weights", plan.offload_weights},
+                          {"offload_activations", plan.offload_activations},
+                          {"offload_optimizer", plan.offload_optimizer},
+                          {"vocab_replicated", candidate.vocab_replicated},
+                          {"step_lower_s", candidate.step_lower.si()},
+                          {"step_upper_s", candidate.step_upper.si()},
+                          {"t_math_s", candidate.t_math.si()},
+                          {"t_mem_s", candidate.t_mem.si()},
+                          {"t_net_s", candidate.t_net.si()},
+                          {"t_host_s", candidate.t_host.si()},
+                          {"tensor_hidden_s", candidate.tensor_hidden.si()},
+                          {"bubble_s", candidate.bubble.si()},
+                          {"bubble_fraction", candidate.bubble_fraction},
+                          {"memory_per_device_bytes", candidate.footprint.total().si()},
+                          {"host_memory_per_device_bytes", candidate.host_bytes.si()},
+                          {"mfu", candidate.mfu}});
   }
   Json rejected = Json::object();
   for (const auto& [reason, count] : result.rejected_by_reason) {
