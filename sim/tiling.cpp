@@ -456,16 +456,140 @@ Bytes streamed_w_floor(const GemmShape& shape, std::int64_t bm) {
                               shape.out_element_bytes * m * n));
 }
 
+// How a candidate stands against a key's winner at every size the key settles.
+enum class Standing {
+  loses,           ///< at every such size
+  loses_if_exact,  ///< where every bytes figure is exact (below kExactBytes): a tie or near-tie
+  unknown,         ///< the winner cannot be settled
+};
+
+// Below this every bytes figure of a tile search is exact: a dyadic width (k/2^j, j ≤ 7, the
+// dtypes' bytes per element) times integer sizes, a multiple of 2^-7 under 2^53 · 2^-7, and each
+// partial product and sum of gemm_bytes is no larger than its total. Half of that for headroom.
+constexpr double kExactBytes = 0x1p45;
+
+// Settles a key: `standing` classifies every candidate of `rows` (the first `row_count`) and of
+// `extra` against the search's winner; the worst standing decides.
+template <typename StandingOf>
+TileCache::Rows::Settled settle(const std::vector<TileRow>& rows, std::size_t row_count,
+                                const TileRow& extra, const StandingOf& standing) {
+  using Settled = TileCache::Rows::Settled;
+  Standing worst = Standing::loses;
+  const auto classify = [&](const TileRow& row) {
+    for (int index = 0; index < row.count; ++index) {
+      worst = std::max(worst, standing(row.candidates[static_cast<std::size_t>(index)]));
+    }
+  };
+  classify(extra);
+  for (std::size_t index = 0; index < row_count; ++index) {
+    classify(rows[index]);
+  }
+  switch (worst) {
+    case Standing::loses:
+      return Settled::certified;
+    case Standing::loses_if_exact:
+      return Settled::certified_if_exact;
+    case Standing::unknown:
+      break;
+  }
+  return Settled::refused;
+}
+
+// A relative margin of bytes no rounding of gemm_bytes' or flash_bytes' few products and sums
+// (~1e-15 each) closes.
+constexpr double kMargin = 1.0 + 1e-9;
+
+// `candidate` would lose a tie of bytes with `winner` (the rest of rank_key).
+bool loses_tie(const TiledTraffic& candidate, const TiledTraffic& winner) {
+  return rank_key(winner, Bytes(0.0)) < rank_key(candidate, Bytes(0.0));
+}
+
+// The key's winner past the rows (its rows ended with row `last` + 1 empty), settled. Past the
+// rows a candidate reads g = batch·(s_x·M·K·⌈N/bn⌉ + s_w·K·N·M/bm + s_o·M·N) where bm divides M,
+// and more (⌈M/bm⌉ > M/bm) where it does not. The winner has the least g (ranked at
+// M = 2^(last+1), which every row edge divides). g is ∝ M·batch and the key fixes the rest, so
+// where the winner's bm divides M (it then reads exactly its g) every other candidate loses as it
+// did here if it reads the same expression (the same tie-break), more than kMargin over it, or
+// at least as often from X and from W as the winner and loses ties (bytes round monotonically).
+// A tie or near-tie otherwise holds where every figure is exact.
+void settle_gemm(const GemmShape& shape, TileCache::Rows& cached, int last) {
+  GemmShape past = shape;
+  past.m = std::int64_t{1} << (last + 1);
+  const auto bytes_of = [&](const TiledTraffic& candidate) { return gemm_bytes(past, candidate); };
+  std::optional<TiledTraffic> best;
+  bool exact = true;
+  for (int row_index = 0; row_index <= last; ++row_index) {
+    const TileRow& row = cached.rows[static_cast<std::size_t>(row_index)];
+    for (int index = 0; index < row.count; ++index) {
+      const TiledTraffic& candidate = row.candidates[static_cast<std::size_t>(index)];
+      const Bytes bytes = bytes_of(candidate);
+      exact = exact && bytes.si() < kExactBytes;
+      if (better(candidate, bytes, best)) {
+        best = candidate;
+        best->bytes = bytes;
+      }
+    }
+  }
+  if (!best) {
+    cached.settled = TileCache::Rows::Settled::refused;
+    return;
+  }
+  const TiledTraffic& winner = *best;
+  const double x_reads = ceil_div(shape.n, winner.tile.bn);
+  const auto standing = [&](const TiledTraffic& candidate) {
+    const double reads = ceil_div(shape.n, candidate.tile.bn);
+    const bool same_w = candidate.w_resident == winner.w_resident &&
+                        (winner.w_resident || candidate.tile.bm == winner.tile.bm);
+    const bool more_w =
+        winner.w_resident || (!candidate.w_resident && candidate.tile.bm <= winner.tile.bm);
+    const double bytes = bytes_of(candidate).si();
+    if ((reads == x_reads && same_w) || bytes > winner.bytes.si() * kMargin ||
+        (reads >= x_reads && more_w && loses_tie(candidate, winner))) {
+      return Standing::loses;
+    }
+    return exact && bytes >= winner.bytes.si() ? Standing::loses_if_exact : Standing::unknown;
+  };
+  cached.winner = winner;
+  cached.settled = settle(cached.rows, static_cast<std::size_t>(last + 1), TileRow{}, standing);
+}
+
 // The GEMM search over cached rows, pruned without changing its argmin: the rows below M are
 // ranked from the largest bm down, and the walk stops once streamed_w_floor of a row exceeds the
 // best bytes by more than the rounding of either (1e-12: a pruned candidate's bytes are strictly
 // larger, so it cannot win a tie either). A W-resident candidate (bn = N, bk = K) reads the ideal
 // bytes at every bm below M, by the same arithmetic, so the largest bm's wins among them (larger
 // bm·bn) and the others are skipped. The walk's order does not change the result: the ranking
-// is a total order on distinct tiles.
+// is a total order on distinct tiles. `nothing_fits_at_m`: a bound the caller has that no tile of
+// row edge M fits (that row is then not computed). Past the rows, where the key's certified
+// winner's bm divides M, the result is that winner (settle_gemm).
 template <typename RowAt>
-std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache::Rows& cached,
+std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache& cache,
+                                               const TileCache::Key& key, bool nothing_fits_at_m,
                                                const RowAt& row_at) {
+  TileCache::Rows& cached = *cache.rows(key);
+  using Settled = TileCache::Rows::Settled;
+  // Row edges below M: 2^0 … 2^top, as far as the first row without candidates.
+  const int top = shape.m > 1 ? std::bit_width(static_cast<std::uint64_t>(shape.m - 1)) - 1 : -1;
+  while (!cached.ended && static_cast<int>(cached.rows.size()) <= top) {
+    append_row(cached, row_at);
+  }
+  const int last = std::min(top, static_cast<int>(cached.rows.size()) - (cached.ended ? 2 : 1));
+  if (nothing_fits_at_m && cached.ended && last >= 0 &&
+      last + 2 == static_cast<int>(cached.rows.size())) {
+    if (cached.settled == Settled::untried) {
+      settle_gemm(shape, cached, last);
+    }
+    const TiledTraffic& winner = cached.winner;
+    if (cached.settled != Settled::refused &&
+        (winner.w_resident || shape.m % winner.tile.bm == 0)) {
+      TiledTraffic settled = winner;
+      settled.bytes = gemm_bytes(shape, settled);
+      if (cached.settled == Settled::certified || settled.bytes.si() < kExactBytes) {
+        cache.count_settled_search();
+        return settled;
+      }
+    }
+  }
   std::optional<TiledTraffic> best;
   const auto consider = [&](const TiledTraffic& candidate) {
     const Bytes bytes = gemm_bytes(shape, candidate);
@@ -474,16 +598,10 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
       best->bytes = bytes;
     }
   };
-  const TileRow at_m = row_at(shape.m);
+  const TileRow at_m = nothing_fits_at_m ? TileRow{} : row_at(shape.m);
   for (int index = 0; index < at_m.count; ++index) {
     consider(at_m.candidates[static_cast<std::size_t>(index)]);
   }
-  // Row edges below M: 2^0 … 2^top, as far as the first row without candidates.
-  const int top = shape.m > 1 ? std::bit_width(static_cast<std::uint64_t>(shape.m - 1)) - 1 : -1;
-  while (!cached.ended && static_cast<int>(cached.rows.size()) <= top) {
-    append_row(cached, row_at);
-  }
-  const int last = std::min(top, static_cast<int>(cached.rows.size()) - (cached.ended ? 2 : 1));
   if (last < 0) {
     return best;
   }
@@ -514,17 +632,19 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
 
 // A GEMM search (tiles or panels: `schedule` 0 or 1) over rows from `row_at`, memoized in
 // `cache` (if any) under the weight shape, the element widths and the capacities.
+// The output's width is in the key although the rows do not depend on it: with it the key fixes
+// the candidates' bytes relative to one another past the rows (its certified winner).
 template <typename RowAt>
 std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule, Bytes capacity,
-                                        double accumulator_capacity, TileCache* cache,
-                                        const RowAt& row_at) {
+                                        double accumulator_capacity, bool nothing_fits_at_m,
+                                        TileCache* cache, const RowAt& row_at) {
   if (cache != nullptr) {
     return search_cached_gemm(
-        shape,
-        *cache->rows({schedule, static_cast<double>(shape.n), static_cast<double>(shape.k),
-                      shape.x_element_bytes, shape.w_element_bytes, shape.accumulator_bytes,
-                      capacity.si(), accumulator_capacity, 0.0, 0.0}),
-        row_at);
+        shape, *cache,
+        {schedule, static_cast<double>(shape.n), static_cast<double>(shape.k),
+         shape.x_element_bytes, shape.w_element_bytes, shape.accumulator_bytes, capacity.si(),
+         accumulator_capacity, shape.out_element_bytes, 0.0},
+        nothing_fits_at_m, row_at);
   }
   return search_rows(
       shape.m,
@@ -539,21 +659,30 @@ std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule,
 
 std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
                                            TileCache* cache) {
+  // Every tile of row edge M holds at least an M × min(K, 16) slice of X (a streamed slice is
+  // ≥ kSliceDepths[0] deep; bk = K otherwise): past the capacity none fits.
+  const auto m = static_cast<double>(shape.m);
+  const auto shallowest = static_cast<double>(std::min(shape.k, kSliceDepths[0]));
+  const bool nothing_fits_at_m = m * shallowest * shape.x_element_bytes > budget.capacity.si();
   return search_gemm(shape, 0.0, budget.capacity,
-                     budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0, cache,
+                     budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0,
+                     nothing_fits_at_m, cache,
                      [&](std::int64_t bm) { return gemm_row(shape, budget, bm); });
 }
 
 std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity,
                                             TileCache* cache) {
-  return search_gemm(shape, 1.0, capacity, -1.0, cache,
+  // A panel of row edge M holds all of X's M × K.
+  const bool nothing_fits_at_m = panel_footprint(shape, shape.m, 0).si() > capacity.si();
+  return search_gemm(shape, 1.0, capacity, -1.0, nothing_fits_at_m, cache,
                      [&](std::int64_t bm) { return panel_row(shape, capacity, bm); });
 }
 
 namespace {
 
-// Q and O once, K and V once per query tile (flash_traffic's formula) for a clamped tile.
-Bytes flash_bytes(const FlashShape& shape, const TiledTraffic& traffic) {
+// How many times K and V are read for a clamped tile: once per query tile (flash_traffic's
+// formula), or once if resident.
+double flash_rereads(const FlashShape& shape, const TiledTraffic& traffic) {
   const std::int64_t kv_tokens = shape.kv_tokens();
   const Tile& clamped = traffic.tile;
   const double tiles = ceil_div(shape.query_tokens, clamped.bm);
@@ -565,8 +694,12 @@ Bytes flash_bytes(const FlashShape& shape, const TiledTraffic& traffic) {
                 static_cast<double>(clamped.bm) * tiles * (tiles - 1.0) / 2.0 +
                 static_cast<double>(shape.query_tokens);
   }
-  const double rereads = traffic.x_resident ? 1.0 : keys_read / static_cast<double>(kv_tokens);
-  return shape.query_output_bytes + shape.key_value_bytes * rereads;
+  return traffic.x_resident ? 1.0 : keys_read / static_cast<double>(kv_tokens);
+}
+
+// Q and O once, K and V once per query tile (flash_traffic's formula) for a clamped tile.
+Bytes flash_bytes(const FlashShape& shape, const TiledTraffic& traffic) {
+  return shape.query_output_bytes + shape.key_value_bytes * flash_rereads(shape, traffic);
 }
 
 }  // namespace
@@ -638,22 +771,54 @@ std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileB
     return row;
   };
   // The rows depend on the tokens, the head and the budget, not on the sequences × KV heads
-  // (which scale the bytes only).
+  // (which scale the bytes only). With the ratio of Q+O to K/V bytes the key also fixes the
+  // candidates' bytes relative to one another: every search of the key has its certified winner.
+  using Settled = TileCache::Rows::Settled;
+  const double q_o_per_k_v = shape.key_value_bytes.si() > 0.0
+                                 ? shape.query_output_bytes.si() / shape.key_value_bytes.si()
+                                 : 0.0;
   TileCache::Rows* rows =
       cache == nullptr
           ? nullptr
-          : cache->rows({2.0, static_cast<double>(shape.query_tokens),
+          : cache->rows({shape.causal ? 3.0 : 2.0, static_cast<double>(shape.query_tokens),
                          static_cast<double>(shape.cached_tokens),
                          static_cast<double>(shape.head_dim), static_cast<double>(shape.group),
-                         shape.causal ? 1.0 : 0.0, shape.q_element_bytes, shape.kv_element_bytes,
+                         q_o_per_k_v, shape.q_element_bytes, shape.kv_element_bytes,
                          budget.capacity.si(),
                          budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0});
-  return search_rows(
+  const auto bytes_of = [&](const TiledTraffic& traffic) { return flash_bytes(shape, traffic); };
+  if (rows != nullptr && rows->settled == Settled::certified) {
+    cache->count_settled_search();
+    TiledTraffic winner = rows->winner;
+    winner.bytes = bytes_of(winner);
+    return winner;
+  }
+  auto best = search_rows(
       shape.query_tokens,
       [&](std::int64_t bm, TileRow& computed) -> const TileRow& {
         return cached_row(rows, shape.query_tokens, bm, row_at, computed);
       },
-      [&](const TiledTraffic& traffic) { return flash_bytes(shape, traffic); });
+      bytes_of);
+  // The search walked the cached rows (every bm below the tokens up to the first empty row) and
+  // the row of bm = the tokens. Bytes are Q+O + K/V × re-reads, and the re-reads depend on the
+  // key's tokens and the tile only: a candidate re-reading as often reads the same bytes, one
+  // re-reading more reads at least as many (rounding is monotonic) and loses if it also loses
+  // ties, or if it reads more than kMargin over (the key fixes Q+O : K/V).
+  if (rows != nullptr && best && rows->settled == Settled::untried) {
+    const TiledTraffic& winner = *best;
+    const double rereads = flash_rereads(shape, winner);
+    rows->winner = winner;
+    rows->settled = settle(rows->rows, rows->rows.size(), row_at(shape.query_tokens),
+                           [&](const TiledTraffic& candidate) {
+                             const double candidate_rereads = flash_rereads(shape, candidate);
+                             const bool loses =
+                                 candidate_rereads == rereads ||
+                                 bytes_of(candidate).si() > winner.bytes.si() * kMargin ||
+                                 (candidate_rereads > rereads && loses_tie(candidate, winner));
+                             return loses ? Standing::loses : Standing::unknown;
+                           });
+  }
+  return best;
 }
 
 }  // namespace rsim

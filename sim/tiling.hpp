@@ -125,10 +125,19 @@ class TileCache {
     bool ended = false;
     /// Per row: the largest row index at or below it with a W-resident candidate, or −1.
     std::vector<int> w_resident_at_or_below;
+    /// Whether one tile wins every search this key settles (a GEMM's past the rows where the
+    /// tile's bm divides M: see best_gemm_tile; every flash search of the key), found once.
+    enum class Settled : std::uint8_t { untried, certified, certified_if_exact, refused };
+    Settled settled = Settled::untried;
+    TiledTraffic winner{};  ///< when certified: its bytes are the search's to fill in
   };
   Rows* rows(const Key& key);
+  /// Searches answered by their key's settled winner (no ranking): how much a sweep reuses.
+  [[nodiscard]] std::int64_t settled_searches() const { return settled_searches_; }
+  void count_settled_search() { ++settled_searches_; }
 
  private:
+  std::int64_t settled_searches_ = 0;
   struct KeyHash {
     std::size_t operator()(const Key& key) const;
   };
@@ -145,6 +154,14 @@ class TileCache {
 /// The tile of least traffic whose footprint fits `capacity` (ties: the larger bm·bn, then the
 /// larger bm, then the smaller footprint — deterministic). Candidates per dimension: powers of two
 /// below it and the dimension itself. nullopt when not even a 1×1×1 tile fits.
+///
+/// With a cache, a search whose M lies past the rows (no tile of row edge bm = M fits and the
+/// rows ended below M) ranks the same candidates at every such M. Where bm divides M a candidate
+/// reads bytes ∝ M·batch, elsewhere more (⌈M/bm⌉ > M/bm). The key's winner is certified once:
+/// every other candidate reads the same expression and loses the tie-break, or reads > 1e-9 more
+/// (a margin no rounding of the few products closes). Then every search past the rows where the
+/// winner's bm divides M costs only it: the same result, bit for bit, and a sweep along the
+/// batch pays one traffic evaluation per tier.
 std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
                                            TileCache* cache = nullptr);
 

@@ -442,3 +442,77 @@ TEST_CASE("the pruned tile searches pick the exhaustive search's tile", "[tiling
     }
   }
 }
+
+TEST_CASE("a tile search past its rows answers with the key's settled winner, bit for bit",
+          "[tiling]") {
+  // Past the rows (no tile of row edge M fits, the rows ended below M) a cached search costs only
+  // its key's winner where the winner's bm divides M. Each answer must be the exhaustive
+  // search's tile, bytes and footprint: at M the winner divides, at M it does not, at M so large
+  // the bytes are not exact (past 2^45), over random shapes, widths (equal widths make ties:
+  // 256×128 and 128×256 read the same) and budgets small enough for the rows to end.
+  rsim::TileCache cache;
+  std::mt19937_64 random(20261130);
+  const std::array element_bytes{0.5, 1.0, 2.0, 4.0};
+  const auto dtype = [&] { return element_bytes[random() % element_bytes.size()]; };
+  const auto extent = [&] {
+    return std::max<std::int64_t>(
+        1, (std::int64_t{1} << std::uniform_int_distribution<int>(0, 14)(random)) +
+               (random() % 3 == 0 ? static_cast<std::int64_t>(random() % 100) : 0));
+  };
+  const std::array<std::int64_t, 6> past_multiples{
+      1, 3, 1000, 4097, std::int64_t{1} << 20, std::int64_t{3} << 26};
+  for (int trial = 0; trial < 400; ++trial) {
+    const double width = dtype();
+    rsim::GemmShape shape{static_cast<double>(1 + random() % 3), 1,       extent(), extent(), width,
+                          random() % 2 == 0 ? width : dtype(),   dtype(), 4.0};
+    const double capacity = std::ldexp(1.0, std::uniform_int_distribution<int>(8, 20)(random));
+    rsim::TileBudget budget{rsim::Bytes(capacity), std::nullopt};
+    if (random() % 2 == 0) {
+      budget.accumulator_capacity = rsim::Bytes(capacity * std::ldexp(1.0, (int)(random() % 3)));
+    }
+    // M from just past the largest row that can fit (2^20 · 16 B > 2^20 B) upward.
+    for (const std::int64_t multiple : past_multiples) {
+      shape.m = (std::int64_t{1} << 21) * multiple + (random() % 4 == 0 ? 64 : 0);
+      exhaustive::require_same(rsim::best_gemm_tile(shape, budget, &cache),
+                               exhaustive::gemm(shape, budget));
+      exhaustive::require_same(rsim::best_panel_tile(shape, budget.capacity, &cache),
+                               exhaustive::panels(shape, budget.capacity));
+    }
+  }
+  // Most keys settle: 400 trials × 6 sizes × 2 schedules = 4800 searches, the first of each key
+  // ranks (and settles) and a quarter of the sizes are off the winner's bm by 64.
+  INFO("settled searches: " << cache.settled_searches());
+  REQUIRE(cache.settled_searches() > 2000);
+}
+
+TEST_CASE("a tie of tiles settles only where the bytes are exact", "[tiling]") {
+  // Llama 3 70B's down_proj with TP 8 on an H100 SM, the tile in its 256 KiB register file
+  // (accumulators included) for shared memory's traffic: K = 28672 / 8 = 3584, N = 8192, bf16.
+  // Tiles 256×128 and 128×256 (bk 64) fit: X 2·256·64·2 = 64 KiB + W 2·64·128·2 = 32 KiB + fp32
+  // accumulators 256·128·4 = 128 KiB = 224 KiB (bk 128: 320 KiB; 256×256: 256 KiB of
+  // accumulators alone). 256×128 reads 2·M·K·N/128 + 2·K·N·M/256 = 2·M·K·(64 + 32) bytes,
+  // 128×256 2·M·K·(32 + 64): a tie, broken by the larger bm; every other tile reads more (512×64:
+  // 2·M·K·(128 + 16)). The tie holds only where every figure is exact (below 2^45 bytes), so
+  // there the key's winner answers; beyond, the search ranks again. Either way it is the
+  // exhaustive search's tile.
+  rsim::TileCache cache;
+  const rsim::TileBudget budget{rsim::Bytes(256.0 * 1024), std::nullopt};
+  rsim::GemmShape shape{1.0, 1, 8192, 3584, 2.0, 2.0, 2.0, 4.0};
+  const auto search = [&](std::int64_t m) {
+    shape.m = m;
+    const auto best = rsim::best_gemm_tile(shape, budget, &cache);
+    exhaustive::require_same(best, exhaustive::gemm(shape, budget));
+    return best;
+  };
+  // 16,384 tokens: 2·16384·3584·96 = 11.3 GB of traffic, exact.
+  REQUIRE(search(16384)->tile == rsim::Tile{256, 128, 64});
+  REQUIRE(cache.settled_searches() == 1);
+  REQUIRE(search(3 * 16384)->tile == rsim::Tile{256, 128, 64});
+  REQUIRE(cache.settled_searches() == 2);
+  // bm = 256 does not divide 16384 + 128: the search ranks again.
+  search(16384 + 128);
+  REQUIRE(cache.settled_searches() == 2);
+  // 2^40 tokens: 2·2^40·3584·96 ≈ 7.6e17 bytes, past 2^45: ranked again.
+  search(std::int64_t{1} << 40);
+  REQUIRE(cache.settled_searches() == 2);
+}
