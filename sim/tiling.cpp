@@ -511,19 +511,18 @@ bool loses_tie(const TiledTraffic& candidate, const TiledTraffic& winner) {
 // where the winner's bm divides M (it then reads exactly its g) every other candidate loses as it
 // did here if it reads the same expression (the same tie-break), more than kMargin over it, or
 // at least as often from X and from W as the winner and loses ties (bytes round monotonically).
-// A tie or near-tie otherwise holds where every figure is exact.
+// A tie or near-tie otherwise holds where the figures are exact (the winner's below kExactBytes
+// puts the tie's below 2^46).
 void settle_gemm(const GemmShape& shape, TileCache::Rows& cached, int last) {
   GemmShape past = shape;
   past.m = std::int64_t{1} << (last + 1);
   const auto bytes_of = [&](const TiledTraffic& candidate) { return gemm_bytes(past, candidate); };
   std::optional<TiledTraffic> best;
-  bool exact = true;
   for (int row_index = 0; row_index <= last; ++row_index) {
     const TileRow& row = cached.rows[static_cast<std::size_t>(row_index)];
     for (int index = 0; index < row.count; ++index) {
       const TiledTraffic& candidate = row.candidates[static_cast<std::size_t>(index)];
       const Bytes bytes = bytes_of(candidate);
-      exact = exact && bytes.si() < kExactBytes;
       if (better(candidate, bytes, best)) {
         best = candidate;
         best->bytes = bytes;
@@ -547,7 +546,9 @@ void settle_gemm(const GemmShape& shape, TileCache::Rows& cached, int last) {
         (reads >= x_reads && more_w && loses_tie(candidate, winner))) {
       return Standing::loses;
     }
-    return exact && bytes >= winner.bytes.si() ? Standing::loses_if_exact : Standing::unknown;
+    // Exact here, the two are a tie or a near-tie in fact (the winner ranked first).
+    const bool exact = bytes < kExactBytes && winner.bytes.si() < kExactBytes;
+    return exact ? Standing::loses_if_exact : Standing::unknown;
   };
   cached.winner = winner;
   cached.settled = settle(cached.rows, static_cast<std::size_t>(last + 1), TileRow{}, standing);
