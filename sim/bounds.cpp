@@ -19,14 +19,14 @@ void add_tiers(Totals& totals, const OpCost& cost, double count) {
   }
 }
 
-// Totals of the rows selected by `mask` (1 = included), into `totals` (its vectors' storage
-// reused).
-void sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::ArrayXd& mask,
-              Totals& totals) {
-  const Eigen::ArrayXd weight = table.counts * mask;
-  const Eigen::ArrayXd t_math = table.times.col(CostTable::kMathColumn);
-  const Eigen::ArrayXd t_mem = table.times.col(CostTable::kMemoryColumn);
-  const Eigen::ArrayXd t_net = table.times.col(CostTable::kNetworkColumn);
+// Totals of the rows weighted by `weight` (their counts, times a 0/1 mask for a selection), into
+// `totals` (its vectors' storage reused). Eigen expressions throughout: a sweep's point allocates
+// nothing here.
+template <typename Weight>
+void sum_rows(const OpGraph& graph, const CostTable& table, const Weight& weight, Totals& totals) {
+  const auto t_math = table.times.col(CostTable::kMathColumn);
+  const auto t_mem = table.times.col(CostTable::kMemoryColumn);
+  const auto t_net = table.times.col(CostTable::kNetworkColumn);
   totals.flops = Flops(0.0);
   totals.bytes = Bytes(0.0);
   totals.ideal_bytes = Bytes(0.0);
@@ -79,7 +79,7 @@ void sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::ArrayXd
 
 Totals sum_rows(const OpGraph& graph, const CostTable& table, const Eigen::ArrayXd& mask) {
   Totals totals;
-  sum_rows(graph, table, mask, totals);
+  sum_rows(graph, table, table.counts * mask, totals);
   return totals;
 }
 
@@ -178,8 +178,7 @@ Totals compute_totals(const OpGraph& graph, const CostTable& table) {
 }
 
 void compute_totals(const OpGraph& graph, const CostTable& table, Totals& totals) {
-  sum_rows(graph, table, Eigen::ArrayXd::Ones(static_cast<Eigen::Index>(table.order.size())),
-           totals);
+  sum_rows(graph, table, table.counts, totals);
 }
 
 Bounds compute_bounds(const OpGraph& graph, const CostTable& table) {

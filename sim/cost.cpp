@@ -254,13 +254,15 @@ void tier_costs(const Op& op, const OpCostPlan& plan, const std::vector<InnerTie
                 std::vector<TierCost>& costs) {
   const bool tiled = ideal.si() > 0.0;
   const std::size_t tier_count = roofs.memory.size();
-  costs.resize(tier_count);
+  if (costs.size() != tier_count) {  // a re-costed table (the same roofs) already names its tiers
+    costs.assign(tier_count, TierCost{});
+    for (std::size_t index = 0; index < tier_count; ++index) {
+      costs[index].tier = roofs.memory[index].name;
+    }
+  }
   for (std::size_t index = 0; index < tier_count; ++index) {
     const MemoryTier& tier = roofs.memory[index];
     TierCost& cost = costs[index];
-    if (cost.tier != tier.name) {  // a re-costed table already names its tiers
-      cost.tier = tier.name;
-    }
     cost.bytes = ideal;
     cost.time = Seconds(0.0);
     cost.timed = tier.bandwidth.has_value();
@@ -275,7 +277,7 @@ void tier_costs(const Op& op, const OpCostPlan& plan, const std::vector<InnerTie
       TierCost& cost = costs[index];
       cost.bytes = traffic->bytes;
       cost.tile = traffic->tile;
-      if (cost.tile_tier != inner.tier->name) {
+      if (cost.tile_tier.empty()) {  // else it already names this inner tier
         cost.tile_tier = inner.tier->name;
       }
       cost.operand_resident = traffic->x_resident || traffic->w_resident;

@@ -33,13 +33,21 @@ constexpr std::array kDTypes{
     DTypeInfo{DType::int4, "int4", 0.5, 2.0, 128.0},
 };
 
-const DTypeInfo& info(DType dtype) {
-  for (const DTypeInfo& entry : kDTypes) {
-    if (entry.dtype == dtype) {
-      return entry;
+// The table is in the enum's order, so a dtype is its own index (costing looks widths up per
+// tensor per point of a sweep).
+constexpr bool in_enum_order() {
+  for (std::size_t index = 0; index < kDTypes.size(); ++index) {
+    if (static_cast<std::size_t>(kDTypes[index].dtype) != index) {
+      return false;
     }
   }
-  return kDTypes.front();
+  return true;
+}
+static_assert(in_enum_order(), "kDTypes must list the dtypes in DType's order");
+
+const DTypeInfo& info(DType dtype) {
+  const auto index = static_cast<std::size_t>(dtype);
+  return index < kDTypes.size() ? kDTypes[index] : kDTypes.front();
 }
 
 constexpr std::string_view kSparseSuffix = "_sparse";

@@ -436,8 +436,19 @@ std::size_t TileCache::KeyHash::operator()(const Key& key) const {
 }
 
 TileCache::Rows* TileCache::rows(const Key& key) {
-  Recent& slot = recent_[static_cast<std::size_t>(KeyHash{}(key) >> 56)];
-  if (slot.rows == nullptr || slot.key != key) {
+  // The front's slot from the numbers that tell a graph's searches apart (the schedule, the
+  // weight's N and K, the capacity), mixed independently rather than in one chain: a slot
+  // shared by two keys only sends one of them to rows_.
+  const auto bits = [&](std::size_t index) { return std::bit_cast<std::uint64_t>(key[index]); };
+  const std::uint64_t mixed = (bits(1) * 0x9e3779b97f4a7c15ULL) ^
+                              (bits(2) * 0xc2b2ae3d27d4eb4fULL) ^
+                              (bits(6) * 0x165667b19e3779f9ULL) ^ bits(0);
+  Recent& slot = recent_[static_cast<std::size_t>((mixed * 0x9e3779b97f4a7c15ULL) >> 56)];
+  bool same = slot.rows != nullptr;
+  for (std::size_t index = 0; index < key.size(); ++index) {
+    same &= slot.key[index] == key[index];
+  }
+  if (!same) {
     slot = {key, &rows_[key]};  // unordered_map's references survive rehashing
   }
   return slot.rows;
@@ -660,11 +671,19 @@ std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule,
 
 std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
                                            TileCache* cache) {
-  // Every tile of row edge M holds at least an M × min(K, 16) slice of X (a streamed slice is
-  // ≥ kSliceDepths[0] deep; bk = K otherwise): past the capacity none fits.
+  // Every tile of row edge M holds at least M × 2·kSliceDepths[0] elements of X (two streamed
+  // slices, where K is deeper) or all M × K of it (bk = K, resident), and an M × 1 accumulator:
+  // past the capacities none fits.
   const auto m = static_cast<double>(shape.m);
-  const auto shallowest = static_cast<double>(std::min(shape.k, kSliceDepths[0]));
-  const bool nothing_fits_at_m = m * shallowest * shape.x_element_bytes > budget.capacity.si();
+  const auto k = static_cast<double>(shape.k);
+  const double least_x =
+      m * shape.x_element_bytes *
+      (shape.k > kSliceDepths[0] ? std::min(2.0 * static_cast<double>(kSliceDepths[0]), k) : k);
+  const double least_accumulators = m * shape.accumulator_bytes;
+  const bool nothing_fits_at_m =
+      budget.accumulator_capacity
+          ? least_x > budget.capacity.si() || least_accumulators > budget.accumulator_capacity->si()
+          : least_x + least_accumulators > budget.capacity.si();
   return search_gemm(shape, 0.0, budget.capacity,
                      budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0,
                      nothing_fits_at_m, cache,
