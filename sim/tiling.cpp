@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstring>
 #include <initializer_list>
 #include <tuple>
 
@@ -444,11 +445,8 @@ TileCache::Rows* TileCache::rows(const Key& key) {
                               (bits(2) * 0xc2b2ae3d27d4eb4fULL) ^
                               (bits(6) * 0x165667b19e3779f9ULL) ^ bits(0);
   Recent& slot = recent_[static_cast<std::size_t>((mixed * 0x9e3779b97f4a7c15ULL) >> 56)];
-  bool same = slot.rows != nullptr;
-  for (std::size_t index = 0; index < key.size(); ++index) {
-    same &= slot.key[index] == key[index];
-  }
-  if (!same) {
+  // Bitwise: a key equal by value but not in bits (±0) only misses the front.
+  if (slot.rows == nullptr || std::memcmp(slot.key.data(), key.data(), sizeof(Key)) != 0) {
     slot = {key, &rows_[key]};  // unordered_map's references survive rehashing
   }
   return slot.rows;
