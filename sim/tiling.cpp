@@ -584,7 +584,8 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
     append_row(cached, row_at);
   }
   const int last = std::min(top, static_cast<int>(cached.rows.size()) - (cached.ended ? 2 : 1));
-  if (nothing_fits_at_m && cached.ended && last >= 0 &&
+  // A batch of 0 would scale every candidate's bytes to the same 0 (a tie the key cannot see).
+  if (nothing_fits_at_m && cached.ended && last >= 0 && shape.batch > 0.0 &&
       last + 2 == static_cast<int>(cached.rows.size())) {
     if (cached.settled == Settled::untried) {
       settle_gemm(shape, cached, last);
@@ -671,17 +672,19 @@ std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBud
                                            TileCache* cache) {
   // Every tile of row edge M holds at least M × 2·kSliceDepths[0] elements of X (two streamed
   // slices, where K is deeper) or all M × K of it (bk = K, resident), and an M × 1 accumulator:
-  // past the capacities none fits.
+  // past the capacities none fits. The footprints round their own way (and `fits` subtracts the
+  // accumulators back out), so only a bound past a capacity by kMargin counts.
   const auto m = static_cast<double>(shape.m);
   const auto k = static_cast<double>(shape.k);
   const double least_x =
       m * shape.x_element_bytes *
       (shape.k > kSliceDepths[0] ? std::min(2.0 * static_cast<double>(kSliceDepths[0]), k) : k);
   const double least_accumulators = m * shape.accumulator_bytes;
+  const double capacity = budget.capacity.si() * kMargin;
   const bool nothing_fits_at_m =
       budget.accumulator_capacity
-          ? least_x > budget.capacity.si() || least_accumulators > budget.accumulator_capacity->si()
-          : least_x + least_accumulators > budget.capacity.si();
+          ? least_x > capacity || least_accumulators > budget.accumulator_capacity->si() * kMargin
+          : least_x + least_accumulators > capacity;
   return search_gemm(shape, 0.0, budget.capacity,
                      budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0,
                      nothing_fits_at_m, cache,
@@ -690,7 +693,8 @@ std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBud
 
 std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity,
                                             TileCache* cache) {
-  // A panel of row edge M holds all of X's M × K.
+  // A panel of row edge M holds all of X's M × K: panel_row's own footprint at bn = 0, which
+  // only grows with bn.
   const bool nothing_fits_at_m = panel_footprint(shape, shape.m, 0).si() > capacity.si();
   return search_gemm(shape, 1.0, capacity, -1.0, nothing_fits_at_m, cache,
                      [&](std::int64_t bm) { return panel_row(shape, capacity, bm); });
@@ -791,10 +795,11 @@ std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileB
   // The rows depend on the tokens, the head and the budget, not on the sequences × KV heads
   // (which scale the bytes only). With the ratio of Q+O to K/V bytes the key also fixes the
   // candidates' bytes relative to one another: every search of the key has its certified winner.
+  // Without Q+O or K/V bytes (no instances) the ratio says nothing: such a search ranks.
   using Settled = TileCache::Rows::Settled;
-  const double q_o_per_k_v = shape.key_value_bytes.si() > 0.0
-                                 ? shape.query_output_bytes.si() / shape.key_value_bytes.si()
-                                 : 0.0;
+  const bool settles = shape.key_value_bytes.si() > 0.0 && shape.query_output_bytes.si() > 0.0;
+  const double q_o_per_k_v =
+      settles ? shape.query_output_bytes.si() / shape.key_value_bytes.si() : 0.0;
   TileCache::Rows* rows =
       cache == nullptr
           ? nullptr
@@ -805,7 +810,7 @@ std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileB
                          budget.capacity.si(),
                          budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0});
   const auto bytes_of = [&](const TiledTraffic& traffic) { return flash_bytes(shape, traffic); };
-  if (rows != nullptr && rows->settled == Settled::certified) {
+  if (settles && rows != nullptr && rows->settled == Settled::certified) {
     cache->count_settled_search();
     TiledTraffic winner = rows->winner;
     winner.bytes = bytes_of(winner);
@@ -822,7 +827,7 @@ std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileB
   // key's tokens and the tile only: a candidate re-reading as often reads the same bytes, one
   // re-reading more reads at least as many (rounding is monotonic) and loses if it also loses
   // ties, or if it reads more than kMargin over (the key fixes Q+O : K/V).
-  if (rows != nullptr && best && rows->settled == Settled::untried) {
+  if (settles && rows != nullptr && best && rows->settled == Settled::untried) {
     const TiledTraffic& winner = *best;
     const double rereads = flash_rereads(shape, winner);
     rows->winner = winner;

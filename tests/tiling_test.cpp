@@ -516,3 +516,58 @@ TEST_CASE("a tie of tiles settles only where the bytes are exact", "[tiling]") {
   search(std::int64_t{1} << 40);
   REQUIRE(cache.settled_searches() == 2);
 }
+
+TEST_CASE("settled tile searches keep to the ranking at the edges a review found", "[tiling]") {
+  const auto same_as_uncached = [](const std::optional<rsim::TiledTraffic>& cached,
+                                   const std::optional<rsim::TiledTraffic>& uncached) {
+    REQUIRE(cached.has_value() == uncached.has_value());
+    if (cached) {
+      REQUIRE(cached->tile == uncached->tile);
+      REQUIRE(cached->bytes.si() == uncached->bytes.si());
+      REQUIRE(cached->footprint.si() == uncached->footprint.si());
+      REQUIRE(cached->x_resident == uncached->x_resident);
+      REQUIRE(cached->w_resident == uncached->w_resident);
+    }
+  };
+  SECTION("a batch of 0 ties every candidate at 0 bytes: it ranks, and settles nothing") {
+    // The register-file tile of the tie test above: 256×128×64 wins at batch 1; at batch 0 the
+    // tie-break alone decides (1024×32×16 is the largest bm among the largest bm·bn).
+    const rsim::TileBudget budget{rsim::Bytes(256.0 * 1024), std::nullopt};
+    for (const std::array<double, 2> batches : {std::array{1.0, 0.0}, std::array{0.0, 1.0}}) {
+      rsim::TileCache cache;
+      for (const double batch : batches) {
+        const rsim::GemmShape shape{batch, 16384, 8192, 3584, 2.0, 2.0, 2.0, 4.0};
+        same_as_uncached(rsim::best_gemm_tile(shape, budget, &cache),
+                         rsim::best_gemm_tile(shape, budget));
+      }
+    }
+  }
+  SECTION("a flash search without Q+O or K/V bytes neither settles nor answers from a key") {
+    // Both searches would share the ratio 0 (0 / 1e6, and no K/V at all).
+    rsim::FlashShape flash;
+    flash.query_tokens = 3251;
+    flash.cached_tokens = 5046;
+    flash.head_dim = 128;
+    const rsim::TileBudget budget{rsim::Bytes(32768.0), std::nullopt};
+    rsim::TileCache cache;
+    for (const std::array<double, 2> bytes : {std::array{0.0, 1e6}, std::array{1e6, 0.0}}) {
+      flash.query_output_bytes = rsim::Bytes(bytes[0]);
+      flash.key_value_bytes = rsim::Bytes(bytes[1]);
+      same_as_uncached(rsim::best_flash_tile(flash, budget, &cache),
+                       rsim::best_flash_tile(flash, budget));
+    }
+  }
+  SECTION("the bound on the row at M leaves rounding to the footprints themselves") {
+    // Petabyte capacities, where the bound's products and the footprint's round apart.
+    rsim::TileCache cache;
+    const rsim::GemmShape separate{1.0, 3450702470169061, 3, 1, 0.5625, 0.515625, 0.5625, 4.0};
+    const rsim::TileBudget separate_budget{rsim::Bytes(1941020139470096.0),
+                                           rsim::Bytes(41408429642028736.0)};
+    same_as_uncached(rsim::best_gemm_tile(separate, separate_budget, &cache),
+                     rsim::best_gemm_tile(separate, separate_budget));
+    const rsim::GemmShape shared{1.0, 15471111434895210, 1, 7, 0.515625, 0.53125, 0.5, 2.0};
+    const rsim::TileBudget shared_budget{rsim::Bytes(86783265705115312.0), std::nullopt};
+    same_as_uncached(rsim::best_gemm_tile(shared, shared_budget, &cache),
+                     rsim::best_gemm_tile(shared, shared_budget));
+  }
+}
