@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <iterator>
 
@@ -97,6 +98,31 @@ std::string structure_of(const OpGraph& graph) {
 
 }  // namespace
 
+// The table rows whose ops hold a scaled number, in row order.
+std::vector<std::size_t> BatchLine::rows_of(OpGraph& graph,
+                                            const std::vector<OpGraph::Vertex>& order,
+                                            const std::vector<Scaled>& scaled) {
+  // Each vertex's first number in numbers_of's visiting order.
+  std::vector<std::size_t> first_number;
+  std::vector<NumberRef> numbers;
+  for (std::size_t vertex = 0; vertex < graph.size(); ++vertex) {
+    first_number.push_back(numbers.size());
+    numbers_of(graph.mutable_op(vertex), numbers);
+  }
+  std::vector<bool> vertex_scaled(graph.size(), false);
+  for (const Scaled& number : scaled) {
+    const auto after = std::upper_bound(first_number.begin(), first_number.end(), number.index);
+    vertex_scaled[static_cast<std::size_t>(after - first_number.begin()) - 1] = true;
+  }
+  std::vector<std::size_t> rows;
+  for (std::size_t row = 0; row < order.size(); ++row) {
+    if (vertex_scaled[order[row]]) {
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
 BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
     : scenario_(scenario), roofs_(roofs), parameters_(count_parameters(scenario.model)) {
   if (scenario.workload.phase == "train") {
@@ -168,6 +194,7 @@ BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
   }
   graph_ = std::move(probes[0].graph);
   order_ = graph_.topological_order();
+  scaled_rows_ = rows_of(graph_, order_, scaled_);
   weight_fraction_ = probes[0].weight_fraction;
   scenario_.workload.batch = probe_batch_;
 }
@@ -213,7 +240,8 @@ const BatchLine::Point* BatchLine::evaluate(std::int64_t batch, Workspace& works
     }
   }
   recost_graph(workspace.graph_, workspace.plan_, roofs_, scenario_.tiles, &workspace.cache,
-               workspace.table_);
+               workspace.table_, workspace.costed_ ? &scaled_rows_ : nullptr);
+  workspace.costed_ = true;
   compute_totals(workspace.graph_, workspace.table_, workspace.point_.total);
   workspace.point_.footprint =
       weights_and_cache(scenario_, workspace.graph_, order_, parameters_, weight_fraction_, roofs_);

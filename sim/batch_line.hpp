@@ -48,6 +48,7 @@ class BatchLine {
     std::vector<NumberRef> scaled_;  ///< the proportional numbers of graph_, in template order
     CostPlan plan_;                  ///< table_'s lookups
     CostTable table_;                ///< graph_'s costs, re-costed in place point after point
+    bool costed_ = false;            ///< every row of table_ costed (then only scaled rows change)
     Point point_;                    ///< the last point evaluated
   };
 
@@ -72,6 +73,9 @@ class BatchLine {
     bool integer = false;   ///< a count or size: must stay whole
   };
 
+  static std::vector<std::size_t> rows_of(OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
+                                          const std::vector<Scaled>& scaled);
+
   Scenario scenario_;
   Roofs roofs_;
   ParameterCount parameters_;
@@ -80,6 +84,9 @@ class BatchLine {
   std::vector<OpGraph::Vertex> order_;
   double weight_fraction_ = 1.0;
   std::vector<Scaled> scaled_;
+  /// The table rows (positions in order_) of the ops with a scaled number: the others (an FSDP
+  /// weight's all-gather) cost the same at every batch and are costed once per workspace.
+  std::vector<std::size_t> scaled_rows_;
   std::string why_;
 };
 

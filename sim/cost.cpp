@@ -434,13 +434,22 @@ CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& o
 }
 
 void recost_graph(const OpGraph& graph, const CostPlan& plan, const Roofs& roofs,
-                  const TileChoices& tiles, TileCache* cache, CostTable& table) {
+                  const TileChoices& tiles, TileCache* cache, CostTable& table,
+                  const std::vector<std::size_t>* rows) {
   RSIM_CHECK(plan.ops.size() == table.order.size() && table.costs.size() == table.order.size(),
              "recost_graph with a table or plan of another graph");
-  for (std::size_t row = 0; row < table.order.size(); ++row) {
+  const auto recost = [&](std::size_t row) {
+    RSIM_CHECK(row < table.order.size(), "recost_graph of a row the table does not have");
     const Op& op = graph.op(table.order[row]);
     cost_op(op, plan.ops[row], plan.inner_tiers, roofs, tiles, cache, table.costs[row]);
     fill_row(table, static_cast<Eigen::Index>(row), table.costs[row], op);
+  };
+  if (rows != nullptr) {
+    std::for_each(rows->begin(), rows->end(), recost);
+    return;
+  }
+  for (std::size_t row = 0; row < table.order.size(); ++row) {
+    recost(row);
   }
 }
 

@@ -140,8 +140,11 @@ CostTable empty_cost_table(const std::vector<OpGraph::Vertex>& order, const Roof
 
 /// Re-costs the graph `table` was made for (same order, `plan` from plan_costs) after its sizes
 /// changed, in place: what cost_graph would return, without allocating or looking up names.
+/// `rows` (if given) are the only table rows whose ops' sizes changed: the others keep their
+/// costs (an op's cost depends on its own sizes only).
 void recost_graph(const OpGraph& graph, const CostPlan& plan, const Roofs& roofs,
-                  const TileChoices& tiles, TileCache* cache, CostTable& table);
+                  const TileChoices& tiles, TileCache* cache, CostTable& table,
+                  const std::vector<std::size_t>* rows = nullptr);
 
 /// The time one op instance holds the device (not the network): max over compute and tiers.
 double device_time(const CostTable& table, Eigen::Index row);

@@ -36,8 +36,11 @@ void require_same(const rsim::Totals& line, const rsim::Totals& run) {
 TEST_CASE("a batch line equals analyze() at every batch, bit for bit, on every scenario",
           "[sweep][batch_line]") {
   // Batches 1–12 (most of which some plan does not divide), and multiples of 7 and 64 further
-  // out; each variant of each shipped scenario where the line is usable. Where it declines a
-  // point, analyze() must fail there too or shard it otherwise (the sweep then runs analyze()).
+  // out, then batches large enough that the tile searches answer from their keys' settled
+  // winners (past the rows); each variant of each shipped scenario where the line is usable.
+  // One workspace per line, so after its first point only the ops whose sizes scale are
+  // re-costed. Where it declines a point, analyze() must fail there too or shard it otherwise
+  // (the sweep then runs analyze()).
   std::set<std::string> usable;
   for (const auto& entry :
        std::filesystem::directory_iterator(rsim::test::source_path("scenarios"))) {
@@ -55,7 +58,8 @@ TEST_CASE("a batch line equals analyze() at every batch, bit for bit, on every s
       }
       usable.insert(entry.path().stem().string() + (variant.empty() ? "" : ":" + variant));
       auto workspace = line.workspace();
-      for (const std::int64_t batch : {1, 2, 3, 4, 5, 6, 8, 12, 49, 64, 448, 1024}) {
+      for (const std::int64_t batch :
+           {1, 2, 3, 4, 5, 6, 8, 12, 49, 64, 448, 1024, 65536, 3 << 20, 1 << 24, 7 << 21}) {
         INFO(entry.path().filename().string() << " " << variant << " batch " << batch);
         rsim::Scenario at = scenario;
         at.workload.batch = batch;
