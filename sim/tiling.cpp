@@ -437,14 +437,14 @@ std::size_t TileCache::KeyHash::operator()(const Key& key) const {
 }
 
 TileCache::Rows* TileCache::rows(const Key& key) {
-  // The front's slot from the numbers that tell a graph's searches apart (the schedule, the
-  // weight's N and K, the capacity), mixed independently rather than in one chain: a slot
-  // shared by two keys only sends one of them to rows_.
-  const auto bits = [&](std::size_t index) { return std::bit_cast<std::uint64_t>(key[index]); };
-  const std::uint64_t mixed = (bits(1) * 0x9e3779b97f4a7c15ULL) ^
-                              (bits(2) * 0xc2b2ae3d27d4eb4fULL) ^
-                              (bits(6) * 0x165667b19e3779f9ULL) ^ bits(0);
-  Recent& slot = recent_[static_cast<std::size_t>((mixed * 0x9e3779b97f4a7c15ULL) >> 56)];
+  // The front's slot from every number of the key, each multiplied by its own odd constant
+  // (independent products, not one chain) and folded; the top bits pick the slot. A sweep over
+  // several plans keeps a few dozen keys live per thread.
+  std::uint64_t mixed = 0;
+  for (std::size_t index = 0; index < key.size(); ++index) {
+    mixed ^= std::bit_cast<std::uint64_t>(key[index]) * (0x9e3779b97f4a7c15ULL + 2 * index);
+  }
+  Recent& slot = recent_[static_cast<std::size_t>((mixed * 0xc2b2ae3d27d4eb4fULL) >> 54)];
   // Bitwise: a key equal by value but not in bits (±0) only misses the front.
   if (slot.rows == nullptr || std::memcmp(slot.key.data(), key.data(), sizeof(Key)) != 0) {
     slot = {key, &rows_[key]};  // unordered_map's references survive rehashing

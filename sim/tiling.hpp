@@ -143,12 +143,12 @@ class TileCache {
   };
   std::unordered_map<Key, Rows, KeyHash> rows_;
   /// A direct-mapped front of rows_ (a miss falls through to it): a sweep looks up the same few
-  /// dozen keys at every point, and a slot compare is cheaper than hashing all ten numbers.
+  /// dozen keys at every point, and a slot compare is cheaper than the map's lookup.
   struct Recent {
     Key key{};
     Rows* rows = nullptr;
   };
-  std::array<Recent, 256> recent_{};
+  std::array<Recent, 1024> recent_{};
 };
 
 /// The tile of least traffic whose footprint fits `capacity` (ties: the larger bm·bn, then the
