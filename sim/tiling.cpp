@@ -73,9 +73,21 @@ auto rank_key(const TiledTraffic& traffic, Bytes bytes) {
                          traffic.footprint.si(), -traffic.tile.bk);
 }
 
-// `candidate` with `bytes` (its own are not read) against the best so far.
-bool better(const TiledTraffic& candidate, Bytes bytes, const std::optional<TiledTraffic>& best) {
-  return !best || rank_key(candidate, bytes) < rank_key(*best, best->bytes);
+// `candidate` with `bytes` (its own are not read) becomes `best` if it ranks before it.
+void keep_better(const TiledTraffic& candidate, Bytes bytes, std::optional<TiledTraffic>& best) {
+  if (!best || rank_key(candidate, bytes) < rank_key(*best, best->bytes)) {
+    best = candidate;
+    best->bytes = bytes;
+  }
+}
+
+// Every candidate of `row`, with its bytes from `bytes_of`, against `best`.
+template <typename BytesOf>
+void rank_row(const TileRow& row, const BytesOf& bytes_of, std::optional<TiledTraffic>& best) {
+  for (int index = 0; index < row.count; ++index) {
+    const TiledTraffic& candidate = row.candidates[static_cast<std::size_t>(index)];
+    keep_better(candidate, bytes_of(candidate), best);
+  }
 }
 
 }  // namespace
@@ -374,14 +386,7 @@ std::optional<TiledTraffic> search_rows(std::int64_t m, const RowAt& row_at,
   TileRow computed;  // where row_at puts a row it does not take from a cache
   for (std::int64_t bm = 1;;) {
     const TileRow& row = row_at(bm, computed);
-    for (int index = 0; index < row.count; ++index) {
-      const TiledTraffic& candidate = row.candidates[static_cast<std::size_t>(index)];
-      const Bytes bytes = bytes_of(candidate);
-      if (better(candidate, bytes, best)) {
-        best = candidate;
-        best->bytes = bytes;
-      }
-    }
+    rank_row(row, bytes_of, best);
     if (bm == m) {
       break;
     }
@@ -528,15 +533,7 @@ void settle_gemm(const GemmShape& shape, TileCache::Rows& cached, int last) {
   const auto bytes_of = [&](const TiledTraffic& candidate) { return gemm_bytes(past, candidate); };
   std::optional<TiledTraffic> best;
   for (int row_index = 0; row_index <= last; ++row_index) {
-    const TileRow& row = cached.rows[static_cast<std::size_t>(row_index)];
-    for (int index = 0; index < row.count; ++index) {
-      const TiledTraffic& candidate = row.candidates[static_cast<std::size_t>(index)];
-      const Bytes bytes = bytes_of(candidate);
-      if (better(candidate, bytes, best)) {
-        best = candidate;
-        best->bytes = bytes;
-      }
-    }
+    rank_row(cached.rows[static_cast<std::size_t>(row_index)], bytes_of, best);
   }
   if (!best) {
     cached.settled = TileCache::Rows::Settled::refused;
@@ -602,16 +599,12 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
     }
   }
   std::optional<TiledTraffic> best;
+  const auto bytes_of = [&](const TiledTraffic& candidate) { return gemm_bytes(shape, candidate); };
   const auto consider = [&](const TiledTraffic& candidate) {
-    const Bytes bytes = gemm_bytes(shape, candidate);
-    if (better(candidate, bytes, best)) {
-      best = candidate;
-      best->bytes = bytes;
-    }
+    keep_better(candidate, bytes_of(candidate), best);
   };
-  const TileRow at_m = nothing_fits_at_m ? TileRow{} : row_at(shape.m);
-  for (int index = 0; index < at_m.count; ++index) {
-    consider(at_m.candidates[static_cast<std::size_t>(index)]);
+  if (!nothing_fits_at_m) {
+    rank_row(row_at(shape.m), bytes_of, best);
   }
   if (last < 0) {
     return best;

@@ -518,17 +518,8 @@ TEST_CASE("a tie of tiles settles only where the bytes are exact", "[tiling]") {
 }
 
 TEST_CASE("settled tile searches keep to the ranking at the edges a review found", "[tiling]") {
-  const auto same_as_uncached = [](const std::optional<rsim::TiledTraffic>& cached,
-                                   const std::optional<rsim::TiledTraffic>& uncached) {
-    REQUIRE(cached.has_value() == uncached.has_value());
-    if (cached) {
-      REQUIRE(cached->tile == uncached->tile);
-      REQUIRE(cached->bytes.si() == uncached->bytes.si());
-      REQUIRE(cached->footprint.si() == uncached->footprint.si());
-      REQUIRE(cached->x_resident == uncached->x_resident);
-      REQUIRE(cached->w_resident == uncached->w_resident);
-    }
-  };
+  // The cached search (first) against the uncached one, field by field.
+  const auto same_as_uncached = exhaustive::require_same;
   SECTION("a batch of 0 ties every candidate at 0 bytes: it ranks, and settles nothing") {
     // The register-file tile of the tie test above: 256×128×64 wins at batch 1; at batch 0 the
     // tie-break alone decides (1024×32×16 is the largest bm among the largest bm·bn).
