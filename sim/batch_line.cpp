@@ -206,6 +206,7 @@ std::unique_ptr<BatchLine::Workspace> BatchLine::workspace() const {
   workspace->graph_ = graph_;
   workspace->table_ = empty_cost_table(order_, roofs_);
   workspace->plan_ = plan_costs(workspace->graph_, order_, roofs_, scenario_.tiles);
+  workspace->plan_.compile(workspace->graph_, order_);
   const std::vector<NumberRef> numbers = numbers_of(workspace->graph_);
   for (const Scaled& scaled : scaled_) {
     workspace->scaled_.push_back(numbers[scaled.index]);

@@ -121,7 +121,7 @@ TiledShape tiled_shape(const Op& op, const OpCostPlan& plan) {
 // fixed for `inner`, else the best that fits; nullopt for ops the tiling model does not cover.
 std::optional<TiledTraffic> tiled_traffic(const Op& op, const TiledShape& tiled,
                                           const InnerTier& inner, const TileChoices& tiles,
-                                          TileCache* cache) {
+                                          TileCache* cache, SettledGemm* settled) {
   const TileBudget& budget = inner.budget;
   if (tiled.flash) {
     return best_flash_tile(*tiled.flash, budget, cache);
@@ -131,8 +131,9 @@ std::optional<TiledTraffic> tiled_traffic(const Op& op, const TiledShape& tiled,
   }
   const GemmShape& shape = *tiled.gemm;
   const Tile* fixed = inner.fixed;
-  std::optional<TiledTraffic> traffic =
-      fixed != nullptr ? gemm_traffic(shape, *fixed) : best_gemm_tile(shape, budget, cache);
+  std::optional<TiledTraffic> traffic = fixed != nullptr
+                                            ? gemm_traffic(shape, *fixed)
+                                            : best_gemm_tile(shape, budget, cache, settled);
   if (fixed != nullptr && !budget.fits(*traffic)) {
     const MemoryTier& tier = *inner.tier;
     throw InputError(fmt::format(
@@ -148,7 +149,8 @@ std::optional<TiledTraffic> tiled_traffic(const Op& op, const TiledShape& tiled,
             : std::string(" (accumulators included)")));
   }
   if (fixed == nullptr && inner.panels) {
-    const auto panels = best_panel_tile(shape, inner.tier->capacity, cache);
+    const auto panels = best_panel_tile(shape, inner.tier->capacity, cache,
+                                        settled != nullptr ? settled + 1 : nullptr);
     if (panels && (!traffic || panels->bytes < traffic->bytes)) {
       traffic = panels;
     }
@@ -248,43 +250,41 @@ Bytes op_bytes(const Op& op) {
 
 namespace {
 
-// tier_costs into `costs` (reused when it already has one entry per tier).
-void tier_costs(const Op& op, const OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
-                Bytes ideal, const Roofs& roofs, const TileChoices& tiles, TileCache* cache,
-                std::vector<TierCost>& costs) {
-  const bool tiled = ideal.si() > 0.0;
+// Every tier of `costs` at the ideal bytes, untimed and untiled (its names set once per table: a
+// re-costed table, of the same roofs, already names its tiers).
+void reset_tiers(Bytes ideal, const Roofs& roofs, std::vector<TierCost>& costs) {
   const std::size_t tier_count = roofs.memory.size();
-  if (costs.size() != tier_count) {  // a re-costed table (the same roofs) already names its tiers
+  if (costs.size() != tier_count) {
     costs.assign(tier_count, TierCost{});
     for (std::size_t index = 0; index < tier_count; ++index) {
       costs[index].tier = roofs.memory[index].name;
     }
   }
   for (std::size_t index = 0; index < tier_count; ++index) {
-    const MemoryTier& tier = roofs.memory[index];
     TierCost& cost = costs[index];
     cost.bytes = ideal;
     cost.time = Seconds(0.0);
-    cost.timed = tier.bandwidth.has_value();
+    cost.timed = roofs.memory[index].bandwidth.has_value();
     cost.tile.reset();
     cost.operand_resident = false;
     cost.panels = false;
   }
-  const TiledShape shape = tiled ? tiled_shape(op, plan) : TiledShape{};
-  for (std::size_t index = 0; tiled && index + 1 < tier_count; ++index) {
-    const InnerTier& inner = inner_tiers[index];
-    if (const auto traffic = tiled_traffic(op, shape, inner, tiles, cache)) {
-      TierCost& cost = costs[index];
-      cost.bytes = traffic->bytes;
-      cost.tile = traffic->tile;
-      if (cost.tile_tier.empty()) {  // else it already names this inner tier
-        cost.tile_tier = inner.tier->name;
-      }
-      cost.operand_resident = traffic->x_resident || traffic->w_resident;
-      cost.panels = traffic->panels;
-    }
+}
+
+// The tier serves `traffic`, the tile `inner` holds.
+void set_tier(const TiledTraffic& traffic, const InnerTier& inner, TierCost& cost) {
+  cost.bytes = traffic.bytes;
+  cost.tile = traffic.tile;
+  if (cost.tile_tier.empty()) {  // else it already names this inner tier
+    cost.tile_tier = inner.tier->name;
   }
-  for (std::size_t index = 0; index < tier_count; ++index) {
+  cost.operand_resident = traffic.x_resident || traffic.w_resident;
+  cost.panels = traffic.panels;
+}
+
+// Each tier's time at its bandwidth.
+void time_tiers(const Roofs& roofs, std::vector<TierCost>& costs) {
+  for (std::size_t index = 0; index < costs.size(); ++index) {
     if (const auto& bandwidth = roofs.memory[index].bandwidth) {
       costs[index].time = costs[index].bytes / *bandwidth;
     }
@@ -292,6 +292,24 @@ void tier_costs(const Op& op, const OpCostPlan& plan, const std::vector<InnerTie
       costs[index].tile_tier.clear();
     }
   }
+}
+
+// tier_costs into `costs` (reused when it already has one entry per tier).
+void tier_costs(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
+                Bytes ideal, const Roofs& roofs, const TileChoices& tiles, TileCache* cache,
+                std::vector<TierCost>& costs) {
+  const bool tiled = ideal.si() > 0.0;
+  reset_tiers(ideal, roofs, costs);
+  const TiledShape shape = tiled ? tiled_shape(op, plan) : TiledShape{};
+  for (std::size_t index = 0; tiled && index + 1 < costs.size(); ++index) {
+    const InnerTier& inner = inner_tiers[index];
+    // The tier's tile and panel searches, once settled (a plan that keeps them).
+    SettledGemm* settled = plan.settled.empty() ? nullptr : &plan.settled[2 * index];
+    if (const auto traffic = tiled_traffic(op, shape, inner, tiles, cache, settled)) {
+      set_tier(*traffic, inner, costs[index]);
+    }
+  }
+  time_tiers(roofs, costs);
 }
 
 }  // namespace
@@ -309,8 +327,8 @@ std::vector<InnerTier> plan_inner_tiers(const Roofs& roofs, const TileChoices& t
 std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileChoices& tiles,
                                  TileCache* cache) {
   std::vector<TierCost> costs;
-  tier_costs(op, plan_op_cost(op, roofs), plan_inner_tiers(roofs, tiles), op_bytes(op), roofs,
-             tiles, cache, costs);
+  OpCostPlan plan = plan_op_cost(op, roofs);
+  tier_costs(op, plan, plan_inner_tiers(roofs, tiles), op_bytes(op), roofs, tiles, cache, costs);
   return costs;
 }
 
@@ -340,13 +358,146 @@ OpCostPlan plan_op_cost(const Op& op, const Roofs& roofs) {
 
 namespace {
 
-void cost_op(const Op& op, const OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
+// --- Compiled sizes (CostPlan::compile): op_flops, op_bytes, gemm_shape and tier_costs of a
+// matmul or a plain op from pointers to its sizes, with the same arithmetic in the same order.
+
+// Tensor::elements() from the tensor's sizes (its overflow, too: the tensor itself reports it).
+std::int64_t elements(const OpSizes& sizes, const OpSizes::Tensor& tensor, const Tensor& named) {
+  std::int64_t product = 1;
+  for (std::uint32_t index = tensor.first; index < tensor.last; ++index) {
+    if (__builtin_mul_overflow(product, *sizes.sizes[index], &product)) {
+      return named.elements();  // throws
+    }
+  }
+  return product;
+}
+
+// tensor_bytes(): Σ Tensor::bytes() of the tensors from `first` on.
+Bytes tensors_bytes(const OpSizes& sizes, const std::vector<OpSizes::Tensor>& tensors,
+                    const std::vector<Tensor>& named, std::size_t first = 0) {
+  Bytes total;
+  for (std::size_t index = first; index < tensors.size(); ++index) {
+    const OpSizes::Tensor& tensor = tensors[index];
+    total += Bytes(static_cast<double>(elements(sizes, tensor, named[index])) * tensor.width);
+  }
+  return total;
+}
+
+// output_elements().
+double output_elements(const OpSizes& sizes, const Op& op) {
+  double total = 0.0;
+  for (std::size_t index = 0; index < sizes.outputs.size(); ++index) {
+    total += static_cast<double>(elements(sizes, sizes.outputs[index], op.outputs[index]));
+  }
+  return total;
+}
+
+// gemm_shape()'s axis_product.
+std::int64_t size_product(const std::vector<const std::int64_t*>& factors) {
+  std::int64_t product = 1;
+  for (const std::int64_t* size : factors) {
+    product *= *size;
+  }
+  return product;
+}
+
+// The traffic of a matmul's tier that `inner` holds the tile of: tiled_traffic's, from the
+// plan's settled searches where they answer (the tile, or the panels where they read less).
+std::optional<TiledTraffic> settled_traffic(const OpSizes& sizes, const Op& op,
+                                            const GemmShape& shape, const InnerTier& inner,
+                                            const TileChoices& tiles, TileCache& cache,
+                                            SettledGemm* settled) {
+  if (inner.fixed == nullptr) {
+    auto chosen = settled_search(settled[0], shape, cache);
+    if (chosen && inner.panels) {
+      const auto panels = settled_search(settled[1], shape, cache);
+      chosen = !panels ? panels : panels->bytes < chosen->bytes ? panels : chosen;
+    }
+    if (chosen) {
+      chosen->bytes += tensors_bytes(sizes, sizes.inputs, op.inputs, 2);
+      return chosen;
+    }
+  }
+  return tiled_traffic(op, TiledShape{shape, std::nullopt}, inner, tiles, &cache, settled);
+}
+
+// A matmul: cost_op's FLOPs, ideal bytes and tiers.
+void recost_matmul(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
+                   const Roofs& roofs, const TileChoices& tiles, TileCache& cache, OpCost& cost) {
+  const OpSizes& sizes = *plan.sizes;
+  double product = 1.0;
+  for (const std::int64_t* size : sizes.einsum) {
+    product *= static_cast<double>(*size);
+  }
+  const double bias_adds = op.inputs.size() > 2 ? output_elements(sizes, op) : 0.0;
+  cost.flops = Flops(2.0 * product + bias_adds);
+  cost.ideal_bytes = tensors_bytes(sizes, sizes.inputs, op.inputs) +
+                     tensors_bytes(sizes, sizes.outputs, op.outputs);
+  reset_tiers(cost.ideal_bytes, roofs, cost.tiers);
+  if (cost.ideal_bytes.si() > 0.0) {
+    GemmShape shape;
+    shape.batch = static_cast<double>(size_product(sizes.gemm[0]));
+    shape.m = size_product(sizes.gemm[1]);
+    shape.n = size_product(sizes.gemm[2]);
+    shape.k = size_product(sizes.gemm[3]);
+    shape.x_element_bytes = sizes.inputs[0].width;
+    shape.w_element_bytes = sizes.inputs[1].width;
+    shape.out_element_bytes = sizes.outputs.front().width;
+    for (std::size_t index = 0; index + 1 < cost.tiers.size(); ++index) {
+      const InnerTier& inner = inner_tiers[index];
+      if (const auto traffic =
+              settled_traffic(sizes, op, shape, inner, tiles, cache, &plan.settled[2 * index])) {
+        set_tier(*traffic, inner, cost.tiers[index]);
+      }
+    }
+  }
+  time_tiers(roofs, cost.tiers);
+}
+
+// An elementwise op, a gather or a cache write: cost_op's FLOPs, ideal bytes and tiers (every
+// tier serves the ideal bytes: no tile).
+void recost_plain(const Op& op, const OpCostPlan& plan, const Roofs& roofs, OpCost& cost) {
+  const OpSizes& sizes = *plan.sizes;
+  cost.flops = op.kind == OpKind::kv_cache_write
+                   ? Flops(0.0)
+                   : Flops(op.flops_per_element * output_elements(sizes, op));
+  cost.ideal_bytes = op.kind == OpKind::elementwise && op.fused
+                         ? Bytes(0.0)
+                         : tensors_bytes(sizes, sizes.inputs, op.inputs) +
+                               tensors_bytes(sizes, sizes.outputs, op.outputs);
+  reset_tiers(cost.ideal_bytes, roofs, cost.tiers);
+  time_tiers(roofs, cost.tiers);
+}
+
+// Ops a compiled plan re-costs from their sizes.
+bool compiled_kind(OpKind kind) {
+  return kind == OpKind::matmul || kind == OpKind::elementwise ||
+         kind == OpKind::embedding_gather || kind == OpKind::kv_cache_write;
+}
+
+// FLOPs, ideal bytes and tiers from the compiled sizes; false where the op needs the walk.
+bool recost_compiled(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
+                     const Roofs& roofs, const TileChoices& tiles, TileCache* cache, OpCost& cost) {
+  if (!plan.sizes || cache == nullptr) {
+    return false;
+  }
+  if (op.kind == OpKind::matmul) {
+    recost_matmul(op, plan, inner_tiers, roofs, tiles, *cache, cost);
+  } else {
+    recost_plain(op, plan, roofs, cost);
+  }
+  return true;
+}
+
+void cost_op(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
              const Roofs& roofs, const TileChoices& tiles, TileCache* cache, OpCost& cost) {
   const MemoryTier& memory = roofs.main_memory();
   RSIM_CHECK(memory.bandwidth.has_value(), "main memory without bandwidth passed validation");
-  cost.flops = op_flops(op, plan.einsum_axes);
-  cost.ideal_bytes = op_bytes(op);
-  tier_costs(op, plan, inner_tiers, cost.ideal_bytes, roofs, tiles, cache, cost.tiers);
+  if (!recost_compiled(op, plan, inner_tiers, roofs, tiles, cache, cost)) {
+    cost.flops = op_flops(op, plan.einsum_axes);
+    cost.ideal_bytes = op_bytes(op);
+    tier_costs(op, plan, inner_tiers, cost.ideal_bytes, roofs, tiles, cache, cost.tiers);
+  }
   cost.bytes = cost.tiers.front().bytes;
   cost.t_math = cost.flops / plan.path->peak;
   cost.t_mem = cost.tiers.front().time;
@@ -380,7 +531,8 @@ void cost_op(const Op& op, const OpCostPlan& plan, const std::vector<InnerTier>&
 
 OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles, TileCache* cache) {
   OpCost cost;
-  cost_op(op, plan_op_cost(op, roofs), plan_inner_tiers(roofs, tiles), roofs, tiles, cache, cost);
+  OpCostPlan plan = plan_op_cost(op, roofs);
+  cost_op(op, plan, plan_inner_tiers(roofs, tiles), roofs, tiles, cache, cost);
   return cost;
 }
 
@@ -392,6 +544,49 @@ CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& or
     plan.ops.push_back(plan_op_cost(graph.op(vertex), roofs));
   }
   return plan;
+}
+
+void CostPlan::compile(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order) {
+  RSIM_CHECK(order.size() == ops.size(), "a cost plan compiled for another graph");
+  for (std::size_t row = 0; row < order.size(); ++row) {
+    const Op& op = graph.op(order[row]);
+    OpCostPlan& plan = ops[row];
+    if (!compiled_kind(op.kind)) {
+      continue;
+    }
+    OpSizes sizes;
+    const auto add = [&](const Tensor& tensor, std::vector<OpSizes::Tensor>& tensors) {
+      const auto first = static_cast<std::uint32_t>(sizes.sizes.size());
+      for (const Axis& axis : tensor.axes) {
+        sizes.sizes.push_back(&axis.size);
+      }
+      tensors.push_back(
+          {first, static_cast<std::uint32_t>(sizes.sizes.size()), bytes_per_element(tensor.dtype)});
+    };
+    for (const Tensor& tensor : op.inputs) {
+      add(tensor, sizes.inputs);
+    }
+    for (const Tensor& tensor : op.outputs) {
+      add(tensor, sizes.outputs);
+    }
+    if (plan.gemm) {
+      // gemm_shape's tensors, by GemmAxis::tensor.
+      const std::array<const Tensor*, 3> tensors{&op.inputs[0], &op.inputs[1], &op.outputs.front()};
+      const GemmAxes& axes = *plan.gemm;
+      std::size_t kind = 0;
+      for (const std::vector<GemmAxis>* of_kind : {&axes.batch, &axes.m, &axes.n, &axes.k}) {
+        for (const GemmAxis& axis : *of_kind) {
+          sizes.gemm[kind].push_back(&tensors[axis.tensor]->axes[axis.axis].size);
+        }
+        ++kind;
+      }
+      for (const GemmAxis& axis : plan.einsum_axes) {
+        sizes.einsum.push_back(&op.inputs[axis.tensor].axes[axis.axis].size);
+      }
+      plan.settled.resize(2 * inner_tiers.size());
+    }
+    plan.sizes = std::move(sizes);
+  }
 }
 
 CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices& tiles,
@@ -429,11 +624,12 @@ CostTable empty_cost_table(const std::vector<OpGraph::Vertex>& order, const Roof
 CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
                      const Roofs& roofs, const TileChoices& tiles, TileCache* cache) {
   CostTable table = empty_cost_table(order, roofs);
-  recost_graph(graph, plan_costs(graph, order, roofs, tiles), roofs, tiles, cache, table);
+  CostPlan plan = plan_costs(graph, order, roofs, tiles);
+  recost_graph(graph, plan, roofs, tiles, cache, table);
   return table;
 }
 
-void recost_graph(const OpGraph& graph, const CostPlan& plan, const Roofs& roofs,
+void recost_graph(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
                   const TileChoices& tiles, TileCache* cache, CostTable& table,
                   const std::vector<std::size_t>* rows) {
   RSIM_CHECK(plan.ops.size() == table.order.size() && table.costs.size() == table.order.size(),

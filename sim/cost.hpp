@@ -8,6 +8,9 @@
 
 #include <Eigen/Core>
 
+#include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,11 +80,35 @@ const ComputePath& compute_path_of(const Op& op, const Roofs& roofs);
 /// a matmul's GEMM axes and the distinct axes of its einsum operands (op_flops' product, in its
 /// order). Found once, it re-costs the same op at other sizes (a sweep along the batch) with no
 /// name matching; it points into `roofs`, so it lives no longer than they stay where they are.
+/// Where a matmul's or a plain op's (elementwise, gather, cache write) costing finds its sizes:
+/// pointers to them in the graph the plan was compiled for (CostPlan::compile), which re-costing
+/// reads in the order walking the op's tensors would.
+struct OpSizes {
+  /// One tensor's sizes: `sizes[first, last)`, and its bytes per element.
+  struct Tensor {
+    std::uint32_t first = 0;
+    std::uint32_t last = 0;
+    double width = 0.0;
+  };
+  std::vector<const std::int64_t*> sizes;
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  /// Matmuls: the sizes of the GEMM's batch, M, N and K axes (GemmAxes), and of op_flops' axes.
+  std::array<std::vector<const std::int64_t*>, 4> gemm;
+  std::vector<const std::int64_t*> einsum;
+};
+
 struct OpCostPlan {
   const ComputePath* path = nullptr;
   std::vector<const NetworkTier*> networks;  ///< collectives: innermost first
   std::optional<GemmAxes> gemm;              ///< matmuls
   std::vector<GemmAxis> einsum_axes;         ///< matmuls: X's axes, then W's not in X
+  /// Matmuls of a compiled plan (CostPlan::compile): per inner tier, its tile search and its
+  /// panel search once settled (SettledGemm), which answer the same searches at the op's later
+  /// sizes without a lookup. Empty otherwise.
+  std::vector<SettledGemm> settled;
+  /// Matmuls and plain ops of a compiled plan: their sizes.
+  std::optional<OpSizes> sizes;
 };
 
 /// InputError if the op's compute path does not exist.
@@ -104,6 +131,12 @@ std::vector<InnerTier> plan_inner_tiers(const Roofs& roofs, const TileChoices& t
 struct CostPlan {
   std::vector<InnerTier> inner_tiers;
   std::vector<OpCostPlan> ops;  ///< in the table's row order
+  /// Compiles the plan for re-costing `graph` (the graph it was planned for, which must stay
+  /// where it is) at size after size, a batch line's: matmuls and plain ops read their sizes
+  /// through pointers, and matmuls keep their settled tile searches and answer from them. The
+  /// same figures, bit for bit (the same arithmetic in the same order: the batch line's tests
+  /// hold them to analyze()'s), with no walk over tensors and no lookup.
+  void compile(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order);
 };
 CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
                     const Roofs& roofs, const TileChoices& tiles);
@@ -142,7 +175,7 @@ CostTable empty_cost_table(const std::vector<OpGraph::Vertex>& order, const Roof
 /// changed, in place: what cost_graph would return, without allocating or looking up names.
 /// `rows` (if given) are the only table rows whose ops' sizes changed: the others keep their
 /// costs (an op's cost depends on its own sizes only).
-void recost_graph(const OpGraph& graph, const CostPlan& plan, const Roofs& roofs,
+void recost_graph(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
                   const TileChoices& tiles, TileCache* cache, CostTable& table,
                   const std::vector<std::size_t>* rows = nullptr);
 

@@ -518,6 +518,63 @@ bool loses_tie(const TiledTraffic& candidate, const TiledTraffic& winner) {
   return rank_key(winner, Bytes(0.0)) < rank_key(candidate, Bytes(0.0));
 }
 
+// The candidates of the first `row_count` rows that no other one beats at every M past them.
+// There, none holds X (bm < M) and a candidate reads
+// batch·(s_x·M·K·⌈N/bn⌉ + s_w·K·N·w_reads + s_o·M·N), w_reads = 1 if W is resident, else ⌈M/bm⌉
+// (no more for a larger bm: ⌈⌉ is monotonic). So a candidate reading X at least as often as
+// another (⌈N/bn⌉) and W at least as often (the other holds W, or neither does and its bm is
+// no larger) reads no fewer bytes at any M, each product and sum rounding monotonically; if it
+// also loses ties to it, it never ranks first.
+std::vector<TiledTraffic> past_rows_front(const GemmShape& shape, const std::vector<TileRow>& rows,
+                                          std::size_t row_count) {
+  std::vector<TiledTraffic> candidates;
+  for (std::size_t index = 0; index < row_count; ++index) {
+    const TileRow& row = rows[index];
+    candidates.insert(candidates.end(), row.candidates.begin(), row.candidates.begin() + row.count);
+  }
+  const auto beats = [&](const TiledTraffic& other, const TiledTraffic& candidate) {
+    const bool fewer_w =
+        other.w_resident || (!candidate.w_resident && other.tile.bm >= candidate.tile.bm);
+    return ceil_div(shape.n, other.tile.bn) <= ceil_div(shape.n, candidate.tile.bn) && fewer_w &&
+           loses_tie(candidate, other);
+  };
+  std::vector<TiledTraffic> front;
+  for (const TiledTraffic& candidate : candidates) {
+    if (std::none_of(candidates.begin(), candidates.end(),
+                     [&](const TiledTraffic& other) { return beats(other, candidate); })) {
+      front.push_back(candidate);
+    }
+  }
+  return front;
+}
+
+// Bytes per M·batch a candidate past the rows reads at least: gemm_bytes' terms with
+// ⌈M/bm⌉ ≥ M/bm, and a resident W's (not ∝ M) left out.
+double past_rows_slope(const GemmShape& shape, const TiledTraffic& candidate) {
+  const auto n = static_cast<double>(shape.n);
+  const auto k = static_cast<double>(shape.k);
+  const double w_slope =
+      candidate.w_resident ? 0.0
+                           : shape.w_element_bytes * k * n / static_cast<double>(candidate.tile.bm);
+  return shape.x_element_bytes * k * ceil_div(shape.n, candidate.tile.bn) + w_slope +
+         shape.out_element_bytes * n;
+}
+
+// Sorts the key's front by its slopes (ties: the rows' order, for determinism).
+void order_front(const GemmShape& shape, TileCache::Rows& cached) {
+  std::vector<std::pair<double, std::size_t>> order;
+  for (std::size_t index = 0; index < cached.front.size(); ++index) {
+    order.emplace_back(past_rows_slope(shape, cached.front[index]), index);
+  }
+  std::sort(order.begin(), order.end());
+  std::vector<TiledTraffic> front;
+  for (const auto& [slope, index] : order) {
+    front.push_back(cached.front[index]);
+    cached.front_slopes.push_back(slope);
+  }
+  cached.front = std::move(front);
+}
+
 // The key's winner past the rows (its rows ended with row `last` + 1 empty), settled. Past the
 // rows a candidate reads g = batch·(s_x·M·K·⌈N/bn⌉ + s_w·K·N·M/bm + s_o·M·N) where bm divides M,
 // and more (⌈M/bm⌉ > M/bm) where it does not. The winner has the least g (ranked at
@@ -558,6 +615,8 @@ void settle_gemm(const GemmShape& shape, TileCache::Rows& cached, int last) {
   };
   cached.winner = winner;
   cached.settled = settle(cached.rows, static_cast<std::size_t>(last + 1), TileRow{}, standing);
+  cached.front = past_rows_front(shape, cached.rows, static_cast<std::size_t>(last + 1));
+  order_front(shape, cached);
 }
 
 // The GEMM search over cached rows, pruned without changing its argmin: the rows below M are
@@ -569,10 +628,47 @@ void settle_gemm(const GemmShape& shape, TileCache::Rows& cached, int last) {
 // is a total order on distinct tiles. `nothing_fits_at_m`: a bound the caller has that no tile of
 // row edge M fits (that row is then not computed). Past the rows, where the key's certified
 // winner's bm divides M, the result is that winner (settle_gemm).
+// The search at `shape` past its key's settled rows: the certified winner where its bm divides M
+// (and, certified only where bytes are exact, its bytes are), else the best of the front.
+std::optional<TiledTraffic> past_rows_search(const GemmShape& shape, const TileCache::Rows& cached,
+                                             TileCache& cache) {
+  using Settled = TileCache::Rows::Settled;
+  const TiledTraffic& winner = cached.winner;
+  // A batch of 0 would scale every candidate's bytes to the same 0 (a tie the key cannot see);
+  // the front's ranking holds there too (its order on ties is the rows').
+  if (cached.settled != Settled::refused && shape.batch > 0.0 &&
+      (winner.w_resident || shape.m % winner.tile.bm == 0)) {
+    TiledTraffic answer = winner;
+    answer.bytes = gemm_bytes(shape, answer);
+    if (cached.settled == Settled::certified || answer.bytes.si() < kExactBytes) {
+      cache.count_settled_search();
+      return answer;
+    }
+  }
+  // The front by its slopes: once a candidate's least bytes exceed the best by more than their
+  // rounding (kMargin), so do every later one's, and they read strictly more.
+  std::optional<TiledTraffic> best;
+  const double per_slope = shape.batch * static_cast<double>(shape.m);
+  for (std::size_t index = 0; index < cached.front.size(); ++index) {
+    if (best && per_slope * cached.front_slopes[index] > best->bytes.si() * kMargin) {
+      break;
+    }
+    const TiledTraffic& candidate = cached.front[index];
+    keep_better(candidate, gemm_bytes(shape, candidate), best);
+  }
+  return best;
+}
+
 template <typename RowAt>
 std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache& cache,
                                                const TileCache::Key& key, bool nothing_fits_at_m,
-                                               const RowAt& row_at) {
+                                               SettledGemm* settled, const RowAt& row_at) {
+  // A search settled at an M no larger, of this key, answers as the cache's winner would: this
+  // M is past the rows too.
+  if (settled != nullptr && settled->rows != nullptr && shape.m >= settled->from_m &&
+      settled->key == key) {
+    return past_rows_search(shape, *settled->rows, cache);
+  }
   TileCache::Rows& cached = *cache.rows(key);
   using Settled = TileCache::Rows::Settled;
   // Row edges below M: 2^0 … 2^top, as far as the first row without candidates.
@@ -581,22 +677,18 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
     append_row(cached, row_at);
   }
   const int last = std::min(top, static_cast<int>(cached.rows.size()) - (cached.ended ? 2 : 1));
-  // A batch of 0 would scale every candidate's bytes to the same 0 (a tie the key cannot see).
+  // Past the rows: every row below M is cached and none of row edge M fits. (Not settled at a
+  // batch of 0, which ties every candidate at 0 bytes: such a search ranks every row.)
   if (nothing_fits_at_m && cached.ended && last >= 0 && shape.batch > 0.0 &&
       last + 2 == static_cast<int>(cached.rows.size())) {
     if (cached.settled == Settled::untried) {
       settle_gemm(shape, cached, last);
     }
-    const TiledTraffic& winner = cached.winner;
-    if (cached.settled != Settled::refused &&
-        (winner.w_resident || shape.m % winner.tile.bm == 0)) {
-      TiledTraffic settled = winner;
-      settled.bytes = gemm_bytes(shape, settled);
-      if (cached.settled == Settled::certified || settled.bytes.si() < kExactBytes) {
-        cache.count_settled_search();
-        return settled;
-      }
+    if (settled != nullptr &&
+        (settled->rows == nullptr || settled->key != key || shape.m < settled->from_m)) {
+      *settled = {&cached, key, shape.m};
     }
+    return past_rows_search(shape, cached, cache);
   }
   std::optional<TiledTraffic> best;
   const auto bytes_of = [&](const TiledTraffic& candidate) { return gemm_bytes(shape, candidate); };
@@ -641,14 +733,15 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
 template <typename RowAt>
 std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule, Bytes capacity,
                                         double accumulator_capacity, bool nothing_fits_at_m,
-                                        TileCache* cache, const RowAt& row_at) {
+                                        TileCache* cache, SettledGemm* settled,
+                                        const RowAt& row_at) {
   if (cache != nullptr) {
     return search_cached_gemm(
         shape, *cache,
         {schedule, static_cast<double>(shape.n), static_cast<double>(shape.k),
          shape.x_element_bytes, shape.w_element_bytes, shape.accumulator_bytes, capacity.si(),
          accumulator_capacity, shape.out_element_bytes, 0.0},
-        nothing_fits_at_m, row_at);
+        nothing_fits_at_m, settled, row_at);
   }
   return search_rows(
       shape.m,
@@ -661,8 +754,21 @@ std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule,
 
 }  // namespace
 
+std::optional<TiledTraffic> settled_search(const SettledGemm& settled, const GemmShape& shape,
+                                           TileCache& cache) {
+  // The key's slots (search_gemm's) that the shape sets.
+  const TileCache::Key& key = settled.key;
+  if (settled.rows == nullptr || shape.m < settled.from_m ||
+      key[1] != static_cast<double>(shape.n) || key[2] != static_cast<double>(shape.k) ||
+      key[3] != shape.x_element_bytes || key[4] != shape.w_element_bytes ||
+      key[5] != shape.accumulator_bytes || key[8] != shape.out_element_bytes) {
+    return std::nullopt;
+  }
+  return past_rows_search(shape, *settled.rows, cache);
+}
+
 std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
-                                           TileCache* cache) {
+                                           TileCache* cache, SettledGemm* settled) {
   // Every tile of row edge M holds at least M × 2·kSliceDepths[0] elements of X (two streamed
   // slices, where K is deeper) or all M × K of it (bk = K, resident), and an M × 1 accumulator:
   // past the capacities none fits. The footprints round their own way (and `fits` subtracts the
@@ -680,16 +786,16 @@ std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBud
           : least_x + least_accumulators > capacity;
   return search_gemm(shape, 0.0, budget.capacity,
                      budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0,
-                     nothing_fits_at_m, cache,
+                     nothing_fits_at_m, cache, settled,
                      [&](std::int64_t bm) { return gemm_row(shape, budget, bm); });
 }
 
 std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity,
-                                            TileCache* cache) {
+                                            TileCache* cache, SettledGemm* settled) {
   // A panel of row edge M holds all of X's M × K: panel_row's own footprint at bn = 0, which
   // only grows with bn.
   const bool nothing_fits_at_m = panel_footprint(shape, shape.m, 0).si() > capacity.si();
-  return search_gemm(shape, 1.0, capacity, -1.0, nothing_fits_at_m, cache,
+  return search_gemm(shape, 1.0, capacity, -1.0, nothing_fits_at_m, cache, settled,
                      [&](std::int64_t bm) { return panel_row(shape, capacity, bm); });
 }
 

@@ -130,6 +130,13 @@ class TileCache {
     enum class Settled : std::uint8_t { untried, certified, certified_if_exact, refused };
     Settled settled = Settled::untried;
     TiledTraffic winner{};  ///< when certified: its bytes are the search's to fill in
+    /// A GEMM key past its rows: the candidates no other one beats at every M there (fewer or
+    /// as many reads of X and of W, and first on ties). A search past the rows the winner does
+    /// not answer ranks these only, in the order of `front_slopes`.
+    std::vector<TiledTraffic> front;
+    /// Per candidate of `front`, ascending: bytes per M·batch it reads at least (X's and the
+    /// output's, and a streamed W's at M/bm reads), which prunes the ranking.
+    std::vector<double> front_slopes;
   };
   Rows* rows(const Key& key);
   /// Searches answered by their key's settled winner (no ranking): how much a sweep reuses.
@@ -151,6 +158,24 @@ class TileCache {
   std::array<Recent, 1024> recent_{};
 };
 
+/// A GEMM search the cache answered past its key's rows (see best_gemm_tile), kept by the caller
+/// to answer the same search (the same key: N, K, element widths, budget, schedule) at a larger
+/// M or another batch with no lookup: a batch line's tiers, point after point. Past the rows at
+/// one M is past them at every larger M (the rows are final, and no tile of row edge M fits a
+/// larger M either). It points into the cache that answered, and is good while that lives.
+struct SettledGemm {
+  const TileCache::Rows* rows = nullptr;  ///< the key's, past M (none: it holds no search)
+  TileCache::Key key{};                   ///< the search's key
+  std::int64_t from_m = 0;                ///< the least M it was found at: it answers M ≥ this
+};
+
+/// The search `settled` holds, answering one at `shape`: the same search but for M and the batch
+/// (the caller keeps one per op and tier, whose budget is fixed): best_gemm_tile's (or
+/// best_panel_tile's) result there, bit for bit. nullopt where it holds none, M is below its
+/// own, N, K or a width differ, or the search found no tile.
+std::optional<TiledTraffic> settled_search(const SettledGemm& settled, const GemmShape& shape,
+                                           TileCache& cache);
+
 /// The tile of least traffic whose footprint fits `capacity` (ties: the larger bm·bn, then the
 /// larger bm, then the smaller footprint — deterministic). Candidates per dimension: powers of two
 /// below it and the dimension itself. nullopt when not even a 1×1×1 tile fits.
@@ -161,15 +186,23 @@ class TileCache {
 /// every other candidate reads the same expression and loses the tie-break, or reads > 1e-9 more
 /// (a margin no rounding of the few products closes). Then every search past the rows where the
 /// winner's bm divides M costs only it: the same result, bit for bit, and a sweep along the
-/// batch pays one traffic evaluation per tier.
+/// batch pays one traffic evaluation per tier. Past the rows where it does not, the search ranks
+/// the key's front only (Rows::front): a candidate read at least as often from X and from W as
+/// another, which it loses ties to, loses at every M (its bytes round no lower).
+///
+/// `settled` (optional, with a cache): a search it holds answers this one where it can (the same
+/// key and M at least its own: the result the cache would give, bit for bit); a search the cache
+/// answers past the rows is put in it (when it holds none of this key, or one from a larger M).
 std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
-                                           TileCache* cache = nullptr);
+                                           TileCache* cache = nullptr,
+                                           SettledGemm* settled = nullptr);
 
 /// The other schedule of a shared tier (L2): it keeps a bm×K panel of X and a K×bn panel of W
 /// (footprint s_x·bm·K + s_w·K·bn, no accumulators: the SMs hold those) while successive waves
 /// compute the bm×bn region; traffic as gemm_traffic with bk = K.
 std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity,
-                                            TileCache* cache = nullptr);
+                                            TileCache* cache = nullptr,
+                                            SettledGemm* settled = nullptr);
 
 /// FMHA traffic with a query tile bm and a K/V tile bn: Q and O once; K and V once per query
 /// tile (causal: only the keys that tile can see), or once if one head's K and V fit
