@@ -485,6 +485,72 @@ TEST_CASE("a tile search past its rows answers with the key's settled winner, bi
   REQUIRE(cache.settled_searches() > 2000);
 }
 
+TEST_CASE("a search kept past its rows answers later ones as the exhaustive search would",
+          "[tiling]") {
+  // A batch line keeps each tier's search once it is past its rows (SettledGemm) and asks it
+  // again at the next batch's M: by the settled winner where its bm divides M, else by ranking
+  // the key's front (pruned by slope). Random shapes, widths and budgets as in the test above; M
+  // past the rows, growing, on and off the winner's bm; the batch of 0 and 7 too. Each answer
+  // must be the exhaustive search's.
+  rsim::TileCache cache;
+  std::mt19937_64 random(20261201);
+  const std::array element_bytes{0.5, 1.0, 2.0, 4.0};
+  const auto dtype = [&] { return element_bytes[random() % element_bytes.size()]; };
+  const auto extent = [&] {
+    return std::max<std::int64_t>(
+        1, (std::int64_t{1} << std::uniform_int_distribution<int>(0, 14)(random)) +
+               (random() % 3 == 0 ? static_cast<std::int64_t>(random() % 100) : 0));
+  };
+  int answered = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const double width = dtype();
+    rsim::GemmShape shape{
+        1.0, 1, extent(), extent(), width, random() % 2 == 0 ? width : dtype(), dtype(), 4.0};
+    const double capacity = std::ldexp(1.0, std::uniform_int_distribution<int>(8, 20)(random));
+    rsim::TileBudget budget{rsim::Bytes(capacity), std::nullopt};
+    if (random() % 2 == 0) {
+      budget.accumulator_capacity = rsim::Bytes(capacity * std::ldexp(1.0, (int)(random() % 3)));
+    }
+    rsim::SettledGemm tiles;
+    rsim::SettledGemm panels;
+    // Past every row that can fit: at bm = M, X alone takes ≥ M · 0.5 B = 2 × the capacity, and
+    // the accumulators 4 B · M = 4 × the largest accumulator budget. Every tile search is past
+    // its rows there (they end where no bm fits); a panel search is where a panel of bm = 1 fits.
+    // M stays small against the row edges, where ⌈M/bm⌉ − M/bm weighs and the front's order
+    // matters.
+    const auto first_m = static_cast<std::int64_t>(4.0 * capacity);
+    shape.m = first_m;
+    const bool fits = rsim::best_gemm_tile(shape, budget, &cache, &tiles).has_value();
+    rsim::best_panel_tile(shape, budget.capacity, &cache, &panels);
+    if (!fits) {  // not even 1×1×16 fits (a 256 B budget, 4 B widths): no rows to be past
+      continue;
+    }
+    REQUIRE(tiles.rows != nullptr);
+    REQUIRE(tiles.from_m == first_m);
+    for (int step = 0; step < 12; ++step) {
+      shape.m += 1 + static_cast<std::int64_t>(random() % (std::uint64_t{1} << (random() % 14)));
+      shape.batch = step == 5 ? 0.0 : step == 6 ? 7.0 : 1.0;
+      exhaustive::require_same(rsim::settled_search(tiles, shape, cache),
+                               exhaustive::gemm(shape, budget));
+      ++answered;
+      if (panels.rows != nullptr) {
+        exhaustive::require_same(rsim::settled_search(panels, shape, cache),
+                                 exhaustive::panels(shape, budget.capacity));
+        ++answered;
+      }
+    }
+    // Below its M, or for another N, it does not answer (the caller's search ranks).
+    shape.batch = 1.0;
+    shape.m = first_m - 1;
+    REQUIRE_FALSE(rsim::settled_search(tiles, shape, cache));
+    shape.m = first_m;
+    shape.n += 1;
+    REQUIRE_FALSE(rsim::settled_search(tiles, shape, cache));
+  }
+  // Every tile search, and most panel searches (300 × 12 × 2 = 7200 at most).
+  REQUIRE(answered > 300 * 12 * 3 / 2);
+}
+
 TEST_CASE("a tie of tiles settles only where the bytes are exact", "[tiling]") {
   // Llama 3 70B's down_proj with TP 8 on an H100 SM, the tile in its 256 KiB register file
   // (accumulators included) for shared memory's traffic: K = 28672 / 8 = 3584, N = 8192, bf16.
