@@ -6,13 +6,29 @@
 namespace rsim {
 namespace {
 
-void add_tiers(Totals& totals, const OpCost& cost, double count) {
-  if (totals.bytes_by_tier.empty()) {
-    for (const TierCost& tier : cost.tiers) {
+// Zero per-tier sums named after `tiers` (their names kept where they already are: a sweep's
+// totals, point after point).
+void zero_tiers(Totals& totals, const std::vector<TierCost>& tiers) {
+  const bool named =
+      totals.bytes_by_tier.size() == tiers.size() &&
+      std::equal(tiers.begin(), tiers.end(), totals.bytes_by_tier.begin(),
+                 [](const TierCost& tier, const auto& entry) { return tier.tier == entry.first; });
+  if (!named) {
+    totals.bytes_by_tier.clear();
+    totals.t_by_tier.clear();
+    for (const TierCost& tier : tiers) {
       totals.bytes_by_tier.emplace_back(tier.tier, Bytes(0.0));
       totals.t_by_tier.emplace_back(tier.tier, Seconds(0.0));
     }
+    return;
   }
+  for (std::size_t index = 0; index < tiers.size(); ++index) {
+    totals.bytes_by_tier[index].second = Bytes(0.0);
+    totals.t_by_tier[index].second = Seconds(0.0);
+  }
+}
+
+void add_tiers(Totals& totals, const OpCost& cost, double count) {
   for (std::size_t index = 0; index < cost.tiers.size(); ++index) {
     totals.bytes_by_tier[index].second += cost.tiers[index].bytes * count;
     totals.t_by_tier[index].second += cost.tiers[index].time * count;
@@ -32,8 +48,12 @@ void sum_rows(const OpGraph& graph, const CostTable& table, const Weight& weight
   totals.ideal_bytes = Bytes(0.0);
   totals.t_net_by_tier.clear();
   totals.net_bytes_by_tier.clear();
-  totals.bytes_by_tier.clear();
-  totals.t_by_tier.clear();
+  if (table.costs.empty()) {
+    totals.bytes_by_tier.clear();
+    totals.t_by_tier.clear();
+  } else {
+    zero_tiers(totals, table.costs.front().tiers);
+  }
   totals.t_critical = Seconds(0.0);
   totals.t_math = Seconds((t_math * weight).sum());
   totals.t_mem = Seconds((t_mem * weight).sum());

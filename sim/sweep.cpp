@@ -129,6 +129,31 @@ class Evaluator {
     return evaluate_on(values, base_for(values), thread);
   }
 
+  /// The grid index (the last axis fastest) of the `position`th point in evaluation order: the
+  /// batch fastest, so that a thread runs one batch line's points in a row (its workspace stays
+  /// in cache) rather than every base in turn.
+  [[nodiscard]] std::size_t grid_index(std::size_t position) const {
+    if (!batch_axis_) {
+      return position;
+    }
+    const std::size_t batches = axes_[*batch_axis_].values.size();
+    const std::size_t batch = position % batches;
+    std::size_t rest = position / batches;
+    std::size_t index = 0;
+    std::size_t stride = 1;
+    for (std::size_t axis = axes_.size(); axis-- > 0;) {
+      const std::size_t size = axes_[axis].values.size();
+      std::size_t value = batch;
+      if (axis != *batch_axis_) {
+        value = rest % size;
+        rest /= size;
+      }
+      index += value * stride;
+      stride *= size;
+    }
+    return index;
+  }
+
   /// Grid point `index` (the last axis fastest): its base found by arithmetic, not by its values.
   [[nodiscard]] SweepPoint evaluate_grid(std::size_t index, SweepThread& thread) const {
     std::vector<std::string> values(axes_.size());
@@ -529,7 +554,8 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
   result.points.resize(total);
   const ParallelRun run = parallel_indexed<SweepThread>(
       options.threads, total,
-      [&](std::size_t index, SweepThread& thread) {
+      [&](std::size_t position, SweepThread& thread) {
+        const std::size_t index = evaluator.grid_index(position);
         result.points[index] = evaluator.evaluate_grid(index, thread);
       },
       options.progress, options.cancel);
