@@ -665,8 +665,8 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
                                                SettledGemm* settled, const RowAt& row_at) {
   // A search settled at an M no larger, of this key, answers as the cache's winner would: this
   // M is past the rows too.
-  if (settled != nullptr && settled->rows != nullptr && shape.m >= settled->from_m &&
-      settled->key == key) {
+  if (settled != nullptr && settled->rows != nullptr && settled->cache == &cache &&
+      shape.m >= settled->from_m && settled->key == key) {
     return past_rows_search(shape, *settled->rows, cache);
   }
   TileCache::Rows& cached = *cache.rows(key);
@@ -684,9 +684,9 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
     if (cached.settled == Settled::untried) {
       settle_gemm(shape, cached, last);
     }
-    if (settled != nullptr &&
-        (settled->rows == nullptr || settled->key != key || shape.m < settled->from_m)) {
-      *settled = {&cached, key, shape.m};
+    if (settled != nullptr && (settled->rows == nullptr || settled->cache != &cache ||
+                               settled->key != key || shape.m < settled->from_m)) {
+      *settled = {&cache, &cached, key, shape.m};
     }
     return past_rows_search(shape, cached, cache);
   }
@@ -758,7 +758,7 @@ std::optional<TiledTraffic> settled_search(const SettledGemm& settled, const Gem
                                            TileCache& cache) {
   // The key's slots (search_gemm's) that the shape sets.
   const TileCache::Key& key = settled.key;
-  if (settled.rows == nullptr || shape.m < settled.from_m ||
+  if (settled.rows == nullptr || settled.cache != &cache || shape.m < settled.from_m ||
       key[1] != static_cast<double>(shape.n) || key[2] != static_cast<double>(shape.k) ||
       key[3] != shape.x_element_bytes || key[4] != shape.w_element_bytes ||
       key[5] != shape.accumulator_bytes || key[8] != shape.out_element_bytes) {

@@ -164,6 +164,7 @@ class TileCache {
 /// one M is past them at every larger M (the rows are final, and no tile of row edge M fits a
 /// larger M either). It points into the cache that answered, and is good while that lives.
 struct SettledGemm {
+  const TileCache* cache = nullptr;       ///< the cache it points into (it answers only with it)
   const TileCache::Rows* rows = nullptr;  ///< the key's, past M (none: it holds no search)
   TileCache::Key key{};                   ///< the search's key
   std::int64_t from_m = 0;                ///< the least M it was found at: it answers M ≥ this
@@ -172,7 +173,7 @@ struct SettledGemm {
 /// The search `settled` holds, answering one at `shape`: the same search but for M and the batch
 /// (the caller keeps one per op and tier, whose budget is fixed): best_gemm_tile's (or
 /// best_panel_tile's) result there, bit for bit. nullopt where it holds none, M is below its
-/// own, N, K or a width differ, or the search found no tile.
+/// own, N, K or a width differ, `cache` is not the one it came from, or the search found no tile.
 std::optional<TiledTraffic> settled_search(const SettledGemm& settled, const GemmShape& shape,
                                            TileCache& cache);
 

@@ -539,11 +539,14 @@ TEST_CASE("a search kept past its rows answers later ones as the exhaustive sear
         ++answered;
       }
     }
-    // Below its M, or for another N, it does not answer (the caller's search ranks).
+    // Below its M, with another cache or for another N, it does not answer (the caller's search
+    // ranks).
     shape.batch = 1.0;
     shape.m = first_m - 1;
     REQUIRE_FALSE(rsim::settled_search(tiles, shape, cache));
     shape.m = first_m;
+    rsim::TileCache other;
+    REQUIRE_FALSE(rsim::settled_search(tiles, shape, other));
     shape.n += 1;
     REQUIRE_FALSE(rsim::settled_search(tiles, shape, cache));
   }
