@@ -443,6 +443,34 @@ TEST_CASE("the pruned tile searches pick the exhaustive search's tile", "[tiling
   }
 }
 
+// Random GEMM keys whose rows end early: edges up to ~2^14 (powers of two, some just off),
+// widths of 0.5 to 4 B (X and W alike half the time, which makes ties), a batch of 1 to 3, and
+// budgets of 256 B to 1 MiB with the accumulators shared or in a budget of their own.
+struct SmallBudgetKeys {
+  std::mt19937_64 random;
+  double width() {
+    constexpr std::array element_bytes{0.5, 1.0, 2.0, 4.0};
+    return element_bytes[random() % element_bytes.size()];
+  }
+  std::int64_t extent() {
+    return std::max<std::int64_t>(
+        1, (std::int64_t{1} << std::uniform_int_distribution<int>(0, 14)(random)) +
+               (random() % 3 == 0 ? static_cast<std::int64_t>(random() % 100) : 0));
+  }
+  std::pair<rsim::GemmShape, rsim::TileBudget> next() {
+    const double x_width = width();
+    rsim::GemmShape shape{
+        static_cast<double>(1 + random() % 3), 1,       extent(), extent(), x_width,
+        random() % 2 == 0 ? x_width : width(), width(), 4.0};
+    const double capacity = std::ldexp(1.0, std::uniform_int_distribution<int>(8, 20)(random));
+    rsim::TileBudget budget{rsim::Bytes(capacity), std::nullopt};
+    if (random() % 2 == 0) {
+      budget.accumulator_capacity = rsim::Bytes(capacity * std::ldexp(1.0, (int)(random() % 3)));
+    }
+    return {shape, budget};
+  }
+};
+
 TEST_CASE("a tile search past its rows answers with the key's settled winner, bit for bit",
           "[tiling]") {
   // Past the rows (no tile of row edge M fits, the rows ended below M) a cached search costs only
@@ -451,28 +479,14 @@ TEST_CASE("a tile search past its rows answers with the key's settled winner, bi
   // the bytes are not exact (past 2^45), over random shapes, widths (equal widths make ties:
   // 256×128 and 128×256 read the same) and budgets small enough for the rows to end.
   rsim::TileCache cache;
-  std::mt19937_64 random(20261130);
-  const std::array element_bytes{0.5, 1.0, 2.0, 4.0};
-  const auto dtype = [&] { return element_bytes[random() % element_bytes.size()]; };
-  const auto extent = [&] {
-    return std::max<std::int64_t>(
-        1, (std::int64_t{1} << std::uniform_int_distribution<int>(0, 14)(random)) +
-               (random() % 3 == 0 ? static_cast<std::int64_t>(random() % 100) : 0));
-  };
+  SmallBudgetKeys keys{std::mt19937_64(20261130)};
   const std::array<std::int64_t, 6> past_multiples{
       1, 3, 1000, 4097, std::int64_t{1} << 20, std::int64_t{3} << 26};
   for (int trial = 0; trial < 400; ++trial) {
-    const double width = dtype();
-    rsim::GemmShape shape{static_cast<double>(1 + random() % 3), 1,       extent(), extent(), width,
-                          random() % 2 == 0 ? width : dtype(),   dtype(), 4.0};
-    const double capacity = std::ldexp(1.0, std::uniform_int_distribution<int>(8, 20)(random));
-    rsim::TileBudget budget{rsim::Bytes(capacity), std::nullopt};
-    if (random() % 2 == 0) {
-      budget.accumulator_capacity = rsim::Bytes(capacity * std::ldexp(1.0, (int)(random() % 3)));
-    }
+    auto [shape, budget] = keys.next();
     // M from just past the largest row that can fit (2^20 · 16 B > 2^20 B) upward.
     for (const std::int64_t multiple : past_multiples) {
-      shape.m = (std::int64_t{1} << 21) * multiple + (random() % 4 == 0 ? 64 : 0);
+      shape.m = (std::int64_t{1} << 21) * multiple + (keys.random() % 4 == 0 ? 64 : 0);
       exhaustive::require_same(rsim::best_gemm_tile(shape, budget, &cache),
                                exhaustive::gemm(shape, budget));
       exhaustive::require_same(rsim::best_panel_tile(shape, budget.capacity, &cache),
@@ -493,24 +507,13 @@ TEST_CASE("a search kept past its rows answers later ones as the exhaustive sear
   // past the rows, growing, on and off the winner's bm; the batch of 0 and 7 too. Each answer
   // must be the exhaustive search's.
   rsim::TileCache cache;
-  std::mt19937_64 random(20261201);
-  const std::array element_bytes{0.5, 1.0, 2.0, 4.0};
-  const auto dtype = [&] { return element_bytes[random() % element_bytes.size()]; };
-  const auto extent = [&] {
-    return std::max<std::int64_t>(
-        1, (std::int64_t{1} << std::uniform_int_distribution<int>(0, 14)(random)) +
-               (random() % 3 == 0 ? static_cast<std::int64_t>(random() % 100) : 0));
-  };
+  SmallBudgetKeys keys{std::mt19937_64(20261201)};
+  std::mt19937_64& random = keys.random;
   int answered = 0;
   for (int trial = 0; trial < 300; ++trial) {
-    const double width = dtype();
-    rsim::GemmShape shape{
-        1.0, 1, extent(), extent(), width, random() % 2 == 0 ? width : dtype(), dtype(), 4.0};
-    const double capacity = std::ldexp(1.0, std::uniform_int_distribution<int>(8, 20)(random));
-    rsim::TileBudget budget{rsim::Bytes(capacity), std::nullopt};
-    if (random() % 2 == 0) {
-      budget.accumulator_capacity = rsim::Bytes(capacity * std::ldexp(1.0, (int)(random() % 3)));
-    }
+    auto [shape, budget] = keys.next();
+    shape.batch = 1.0;
+    const double capacity = budget.capacity.si();
     rsim::SettledGemm tiles;
     rsim::SettledGemm panels;
     // Past every row that can fit: at bm = M, X alone takes ≥ M · 0.5 B = 2 × the capacity, and
