@@ -401,26 +401,6 @@ std::int64_t size_product(const std::vector<const std::int64_t*>& factors) {
   return product;
 }
 
-// The traffic of a matmul's tier that `inner` holds the tile of: tiled_traffic's, from the
-// plan's settled searches where they answer (the tile, or the panels where they read less).
-std::optional<TiledTraffic> settled_traffic(const OpSizes& sizes, const Op& op,
-                                            const GemmShape& shape, const InnerTier& inner,
-                                            const TileChoices& tiles, TileCache& cache,
-                                            SettledGemm* settled) {
-  if (inner.fixed == nullptr) {
-    auto chosen = settled_search(settled[0], shape, cache);
-    if (chosen && inner.panels) {
-      const auto panels = settled_search(settled[1], shape, cache);
-      chosen = !panels ? panels : panels->bytes < chosen->bytes ? panels : chosen;
-    }
-    if (chosen) {
-      chosen->bytes += tensors_bytes(sizes, sizes.inputs, op.inputs, 2);
-      return chosen;
-    }
-  }
-  return tiled_traffic(op, TiledShape{shape, std::nullopt}, inner, tiles, &cache, settled);
-}
-
 // A matmul: cost_op's FLOPs, ideal bytes and tiers.
 void recost_matmul(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
                    const Roofs& roofs, const TileChoices& tiles, TileCache& cache, OpCost& cost) {
@@ -445,8 +425,9 @@ void recost_matmul(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>&
     shape.out_element_bytes = sizes.outputs.front().width;
     for (std::size_t index = 0; index + 1 < cost.tiers.size(); ++index) {
       const InnerTier& inner = inner_tiers[index];
-      if (const auto traffic =
-              settled_traffic(sizes, op, shape, inner, tiles, cache, &plan.settled[2 * index])) {
+      // The tier's searches, answered by the plan's settled ones where they can.
+      if (const auto traffic = tiled_traffic(op, TiledShape{shape, std::nullopt}, inner, tiles,
+                                             &cache, &plan.settled[2 * index])) {
         set_tier(*traffic, inner, cost.tiers[index]);
       }
     }

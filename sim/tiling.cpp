@@ -663,12 +663,6 @@ template <typename RowAt>
 std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache& cache,
                                                const TileCache::Key& key, bool nothing_fits_at_m,
                                                SettledGemm* settled, const RowAt& row_at) {
-  // A search settled at an M no larger, of this key, answers as the cache's winner would: this
-  // M is past the rows too.
-  if (settled != nullptr && settled->rows != nullptr && settled->cache == &cache &&
-      shape.m >= settled->from_m && settled->key == key) {
-    return past_rows_search(shape, *settled->rows, cache);
-  }
   TileCache::Rows& cached = *cache.rows(key);
   using Settled = TileCache::Rows::Settled;
   // Row edges below M: 2^0 … 2^top, as far as the first row without candidates.
@@ -767,8 +761,31 @@ std::optional<TiledTraffic> settled_search(const SettledGemm& settled, const Gem
   return past_rows_search(shape, *settled.rows, cache);
 }
 
+namespace {
+
+// The kept search's answer (settled_search) where it is of this schedule and these capacities
+// (the rest of its key settled_search checks): a search settled at an M no larger answers as
+// the cache's winner or front would, this M being past the rows too.
+std::optional<TiledTraffic> kept_answer(const SettledGemm* settled, const GemmShape& shape,
+                                        double schedule, double capacity,
+                                        double accumulator_capacity, TileCache* cache) {
+  if (settled == nullptr || cache == nullptr || settled->key[0] != schedule ||
+      settled->key[6] != capacity || settled->key[7] != accumulator_capacity) {
+    return std::nullopt;
+  }
+  return settled_search(*settled, shape, *cache);
+}
+
+}  // namespace
+
 std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
                                            TileCache* cache, SettledGemm* settled) {
+  const double accumulator_capacity =
+      budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0;
+  if (auto kept =
+          kept_answer(settled, shape, 0.0, budget.capacity.si(), accumulator_capacity, cache)) {
+    return kept;
+  }
   // Every tile of row edge M holds at least M × 2·kSliceDepths[0] elements of X (two streamed
   // slices, where K is deeper) or all M × K of it (bk = K, resident), and an M × 1 accumulator:
   // past the capacities none fits. The footprints round their own way (and `fits` subtracts the
@@ -784,14 +801,15 @@ std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBud
       budget.accumulator_capacity
           ? least_x > capacity || least_accumulators > budget.accumulator_capacity->si() * kMargin
           : least_x + least_accumulators > capacity;
-  return search_gemm(shape, 0.0, budget.capacity,
-                     budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0,
-                     nothing_fits_at_m, cache, settled,
-                     [&](std::int64_t bm) { return gemm_row(shape, budget, bm); });
+  return search_gemm(shape, 0.0, budget.capacity, accumulator_capacity, nothing_fits_at_m, cache,
+                     settled, [&](std::int64_t bm) { return gemm_row(shape, budget, bm); });
 }
 
 std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity,
                                             TileCache* cache, SettledGemm* settled) {
+  if (auto kept = kept_answer(settled, shape, 1.0, capacity.si(), -1.0, cache)) {
+    return kept;
+  }
   // A panel of row edge M holds all of X's M × K: panel_row's own footprint at bn = 0, which
   // only grows with bn.
   const bool nothing_fits_at_m = panel_footprint(shape, shape.m, 0).si() > capacity.si();
