@@ -240,10 +240,10 @@ const BatchLine::Point* BatchLine::evaluate(std::int64_t batch, Workspace& works
       *std::get<double*>(number) = value;
     }
   }
-  recost_graph(workspace.graph_, workspace.plan_, roofs_, scenario_.tiles, &workspace.cache,
+  recost_times(workspace.graph_, workspace.plan_, roofs_, scenario_.tiles, workspace.cache,
                workspace.table_, workspace.costed_ ? &scaled_rows_ : nullptr);
   workspace.costed_ = true;
-  compute_totals(workspace.graph_, workspace.table_, workspace.point_.total);
+  compute_time_totals(workspace.table_, workspace.point_.total);
   workspace.point_.footprint =
       weights_and_cache(scenario_, workspace.graph_, order_, parameters_, weight_fraction_, roofs_);
   return &workspace.point_;

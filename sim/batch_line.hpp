@@ -25,7 +25,9 @@ namespace rsim {
 /// runs analyze() per point.
 class BatchLine {
  public:
-  /// The totals and footprint analyze() reports at one batch (the critical path left out).
+  /// What a sweep keeps of analyze() at one batch: the totals' time sums (compute_time_totals:
+  /// the bounds, T_math / T_mem / T_net, per memory tier, the roof; FLOP and byte sums and the
+  /// critical path left out) and the footprint.
   struct Point {
     Totals total;
     Footprint footprint;

@@ -6,82 +6,49 @@
 namespace rsim {
 namespace {
 
-// Zero per-tier sums named after `tiers` (their names kept where they already are: a sweep's
-// totals, point after point).
-void zero_tiers(Totals& totals, const std::vector<TierCost>& tiers) {
+// Zero per-tier sums named after the table's tiers (their names kept where they already are: a
+// sweep's totals, point after point). A table of no rows has none.
+template <typename Value>
+void zero_tiers(const CostTable& table, std::vector<std::pair<std::string, Value>>& sums) {
+  const std::vector<std::string>& names =
+      table.order.empty() ? std::vector<std::string>{} : table.tier_names;
   const bool named =
-      totals.bytes_by_tier.size() == tiers.size() &&
-      std::equal(tiers.begin(), tiers.end(), totals.bytes_by_tier.begin(),
-                 [](const TierCost& tier, const auto& entry) { return tier.tier == entry.first; });
+      sums.size() == names.size() &&
+      std::equal(names.begin(), names.end(), sums.begin(),
+                 [](const std::string& name, const auto& entry) { return name == entry.first; });
   if (!named) {
-    totals.bytes_by_tier.clear();
-    totals.t_by_tier.clear();
-    for (const TierCost& tier : tiers) {
-      totals.bytes_by_tier.emplace_back(tier.tier, Bytes(0.0));
-      totals.t_by_tier.emplace_back(tier.tier, Seconds(0.0));
+    sums.clear();
+    for (const std::string& name : names) {
+      sums.emplace_back(name, Value(0.0));
     }
     return;
   }
-  for (std::size_t index = 0; index < tiers.size(); ++index) {
-    totals.bytes_by_tier[index].second = Bytes(0.0);
-    totals.t_by_tier[index].second = Seconds(0.0);
+  for (auto& entry : sums) {
+    entry.second = Value(0.0);
   }
 }
 
-void add_tiers(Totals& totals, const OpCost& cost, double count) {
-  for (std::size_t index = 0; index < cost.tiers.size(); ++index) {
-    totals.bytes_by_tier[index].second += cost.tiers[index].bytes * count;
-    totals.t_by_tier[index].second += cost.tiers[index].time * count;
-  }
-}
-
-// Totals of the rows weighted by `weight` (their counts, times a 0/1 mask for a selection), into
-// `totals` (its vectors' storage reused). Eigen expressions throughout: a sweep's point allocates
-// nothing here.
+// The time sums of the rows weighted by `weight` (their counts, times a 0/1 mask for a
+// selection), from the table's times alone, into `totals` (its vectors' storage reused). Eigen
+// expressions throughout: a sweep's point allocates nothing here.
 template <typename Weight>
-void sum_rows(const OpGraph& graph, const CostTable& table, const Weight& weight, Totals& totals) {
+void sum_times(const CostTable& table, const Weight& weight, Totals& totals) {
   const auto t_math = table.times.col(CostTable::kMathColumn);
   const auto t_mem = table.times.col(CostTable::kMemoryColumn);
   const auto t_net = table.times.col(CostTable::kNetworkColumn);
-  totals.flops = Flops(0.0);
-  totals.bytes = Bytes(0.0);
-  totals.ideal_bytes = Bytes(0.0);
-  totals.t_net_by_tier.clear();
-  totals.net_bytes_by_tier.clear();
-  if (table.costs.empty()) {
-    totals.bytes_by_tier.clear();
-    totals.t_by_tier.clear();
-  } else {
-    zero_tiers(totals, table.costs.front().tiers);
-  }
   totals.t_critical = Seconds(0.0);
   totals.t_math = Seconds((t_math * weight).sum());
   totals.t_mem = Seconds((t_mem * weight).sum());
   totals.t_net = Seconds((t_net * weight).sum());
   totals.t_lower = Seconds((table.times.rowwise().maxCoeff() * weight).sum());
   totals.t_upper = Seconds((table.times.rowwise().sum() * weight).sum());
-  for (std::size_t row = 0; row < table.costs.size(); ++row) {
-    const double count = weight(static_cast<Eigen::Index>(row));
-    totals.flops += table.costs[row].flops * count;
-    totals.bytes += table.costs[row].bytes * count;
-    totals.ideal_bytes += table.costs[row].ideal_bytes * count;
-    add_tiers(totals, table.costs[row], count);
-    const Op& op = graph.op(table.order[row]);
-    if (op.kind == OpKind::collective && count > 0.0) {
-      auto tier = std::find_if(totals.t_net_by_tier.begin(), totals.t_net_by_tier.end(),
-                               [&](const auto& entry) { return entry.first == op.network; });
-      if (tier == totals.t_net_by_tier.end()) {
-        totals.t_net_by_tier.emplace_back(op.network, Seconds(0.0));
-        tier = std::prev(totals.t_net_by_tier.end());
-      }
-      tier->second += table.costs[row].t_net * count;
-      auto bytes = std::find_if(totals.net_bytes_by_tier.begin(), totals.net_bytes_by_tier.end(),
-                                [&](const auto& entry) { return entry.first == op.network; });
-      if (bytes == totals.net_bytes_by_tier.end()) {
-        totals.net_bytes_by_tier.emplace_back(op.network, Bytes(0.0));
-        bytes = std::prev(totals.net_bytes_by_tier.end());
-      }
-      bytes->second += op.collective.bytes * count;
+  zero_tiers(table, totals.t_by_tier);
+  for (std::size_t row = 0; row < table.order.size(); ++row) {
+    const auto index = static_cast<Eigen::Index>(row);
+    const double count = weight(index);
+    for (std::size_t tier = 0; tier < totals.t_by_tier.size(); ++tier) {
+      totals.t_by_tier[tier].second +=
+          Seconds(table.times(index, CostTable::tier_column(tier))) * count;
     }
   }
   const MemorySide side = memory_side(totals);
@@ -94,6 +61,46 @@ void sum_rows(const OpGraph& graph, const CostTable& table, const Weight& weight
     totals.bound_tier = side.tier;
   } else {
     totals.bound_tier.clear();
+  }
+}
+
+// Totals of the rows weighted by `weight`: their time sums (sum_times), then their FLOP, byte
+// and network sums from the rows' costs.
+template <typename Weight>
+void sum_rows(const OpGraph& graph, const CostTable& table, const Weight& weight, Totals& totals) {
+  sum_times(table, weight, totals);
+  totals.flops = Flops(0.0);
+  totals.bytes = Bytes(0.0);
+  totals.ideal_bytes = Bytes(0.0);
+  totals.t_net_by_tier.clear();
+  totals.net_bytes_by_tier.clear();
+  zero_tiers(table, totals.bytes_by_tier);
+  for (std::size_t row = 0; row < table.costs.size(); ++row) {
+    const double count = weight(static_cast<Eigen::Index>(row));
+    const OpCost& cost = table.costs[row];
+    totals.flops += cost.flops * count;
+    totals.bytes += cost.bytes * count;
+    totals.ideal_bytes += cost.ideal_bytes * count;
+    for (std::size_t tier = 0; tier < totals.bytes_by_tier.size(); ++tier) {
+      totals.bytes_by_tier[tier].second += cost.tiers[tier].bytes * count;
+    }
+    const Op& op = graph.op(table.order[row]);
+    if (op.kind == OpKind::collective && count > 0.0) {
+      auto tier = std::find_if(totals.t_net_by_tier.begin(), totals.t_net_by_tier.end(),
+                               [&](const auto& entry) { return entry.first == op.network; });
+      if (tier == totals.t_net_by_tier.end()) {
+        totals.t_net_by_tier.emplace_back(op.network, Seconds(0.0));
+        tier = std::prev(totals.t_net_by_tier.end());
+      }
+      tier->second += cost.t_net * count;
+      auto bytes = std::find_if(totals.net_bytes_by_tier.begin(), totals.net_bytes_by_tier.end(),
+                                [&](const auto& entry) { return entry.first == op.network; });
+      if (bytes == totals.net_bytes_by_tier.end()) {
+        totals.net_bytes_by_tier.emplace_back(op.network, Bytes(0.0));
+        bytes = std::prev(totals.net_bytes_by_tier.end());
+      }
+      bytes->second += op.collective.bytes * count;
+    }
   }
 }
 
@@ -199,6 +206,10 @@ Totals compute_totals(const OpGraph& graph, const CostTable& table) {
 
 void compute_totals(const OpGraph& graph, const CostTable& table, Totals& totals) {
   sum_rows(graph, table, table.counts, totals);
+}
+
+void compute_time_totals(const CostTable& table, Totals& totals) {
+  sum_times(table, table.counts, totals);
 }
 
 Bounds compute_bounds(const OpGraph& graph, const CostTable& table) {

@@ -51,6 +51,11 @@ Bounds compute_bounds(const OpGraph& graph, const CostTable& table);
 Totals compute_totals(const OpGraph& graph, const CostTable& table);
 /// The same into `totals`, reusing its vectors' storage (a sweep's point after point).
 void compute_totals(const OpGraph& graph, const CostTable& table, Totals& totals);
+/// compute_totals' time sums alone, from the table's times and counts (its costs unread): t_math,
+/// t_mem, t_net, t_lower, t_upper, t_by_tier, t_overlapped and the bound, bit for bit
+/// compute_totals' (the same sums in the same order). The FLOP, byte and network sums are left
+/// as they were. What a sweep keeps of a point.
+void compute_time_totals(const CostTable& table, Totals& totals);
 
 /// The roof that holds a sum: "compute", "network", or its memory tier ("dram", "l2").
 std::string bound_label(const Totals& totals);

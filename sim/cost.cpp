@@ -401,52 +401,69 @@ std::int64_t size_product(const std::vector<const std::int64_t*>& factors) {
   return product;
 }
 
-// A matmul: cost_op's FLOPs, ideal bytes and tiers.
-void recost_matmul(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
-                   const Roofs& roofs, const TileChoices& tiles, TileCache& cache, OpCost& cost) {
-  const OpSizes& sizes = *plan.sizes;
-  double product = 1.0;
-  for (const std::int64_t* size : sizes.einsum) {
-    product *= static_cast<double>(*size);
+// op_flops() of a matmul or a plain op (elementwise, gather, cache write).
+Flops compiled_flops(const Op& op, const OpSizes& sizes) {
+  if (op.kind == OpKind::matmul) {
+    double product = 1.0;
+    for (const std::int64_t* size : sizes.einsum) {
+      product *= static_cast<double>(*size);
+    }
+    const double bias_adds = op.inputs.size() > 2 ? output_elements(sizes, op) : 0.0;
+    return Flops(2.0 * product + bias_adds);
   }
-  const double bias_adds = op.inputs.size() > 2 ? output_elements(sizes, op) : 0.0;
-  cost.flops = Flops(2.0 * product + bias_adds);
-  cost.ideal_bytes = tensors_bytes(sizes, sizes.inputs, op.inputs) +
-                     tensors_bytes(sizes, sizes.outputs, op.outputs);
+  return op.kind == OpKind::kv_cache_write
+             ? Flops(0.0)
+             : Flops(op.flops_per_element * output_elements(sizes, op));
+}
+
+// op_bytes() of a matmul or a plain op.
+Bytes compiled_ideal_bytes(const Op& op, const OpSizes& sizes) {
+  return op.kind == OpKind::elementwise && op.fused
+             ? Bytes(0.0)
+             : tensors_bytes(sizes, sizes.inputs, op.inputs) +
+                   tensors_bytes(sizes, sizes.outputs, op.outputs);
+}
+
+// gemm_shape() of a matmul.
+GemmShape compiled_gemm_shape(const OpSizes& sizes) {
+  GemmShape shape;
+  shape.batch = static_cast<double>(size_product(sizes.gemm[0]));
+  shape.m = size_product(sizes.gemm[1]);
+  shape.n = size_product(sizes.gemm[2]);
+  shape.k = size_product(sizes.gemm[3]);
+  shape.x_element_bytes = sizes.inputs[0].width;
+  shape.w_element_bytes = sizes.inputs[1].width;
+  shape.out_element_bytes = sizes.outputs.front().width;
+  return shape;
+}
+
+// The traffic tier `index` serves a compiled matmul of `shape` (tiled_traffic with the plan's
+// settled searches, which answer where they can).
+std::optional<TiledTraffic> compiled_traffic(const Op& op, OpCostPlan& plan, const GemmShape& shape,
+                                             const std::vector<InnerTier>& inner_tiers,
+                                             std::size_t index, const TileChoices& tiles,
+                                             TileCache& cache) {
+  return tiled_traffic(op, TiledShape{shape, std::nullopt}, inner_tiers[index], tiles, &cache,
+                       &plan.settled[2 * index]);
+}
+
+// A matmul or a plain op: cost_op's FLOPs, ideal bytes and tiers from the compiled sizes (a
+// plain op's every tier serves the ideal bytes: no tile).
+void recost_compiled(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
+                     const Roofs& roofs, const TileChoices& tiles, TileCache& cache, OpCost& cost) {
+  const OpSizes& sizes = *plan.sizes;
+  cost.flops = compiled_flops(op, sizes);
+  cost.ideal_bytes = compiled_ideal_bytes(op, sizes);
   reset_tiers(cost.ideal_bytes, roofs, cost.tiers);
-  if (cost.ideal_bytes.si() > 0.0) {
-    GemmShape shape;
-    shape.batch = static_cast<double>(size_product(sizes.gemm[0]));
-    shape.m = size_product(sizes.gemm[1]);
-    shape.n = size_product(sizes.gemm[2]);
-    shape.k = size_product(sizes.gemm[3]);
-    shape.x_element_bytes = sizes.inputs[0].width;
-    shape.w_element_bytes = sizes.inputs[1].width;
-    shape.out_element_bytes = sizes.outputs.front().width;
+  if (op.kind == OpKind::matmul && cost.ideal_bytes.si() > 0.0) {
+    const GemmShape shape = compiled_gemm_shape(sizes);
     for (std::size_t index = 0; index + 1 < cost.tiers.size(); ++index) {
-      const InnerTier& inner = inner_tiers[index];
-      // The tier's searches, answered by the plan's settled ones where they can.
-      if (const auto traffic = tiled_traffic(op, TiledShape{shape, std::nullopt}, inner, tiles,
-                                             &cache, &plan.settled[2 * index])) {
-        set_tier(*traffic, inner, cost.tiers[index]);
+      if (const auto traffic =
+              compiled_traffic(op, plan, shape, inner_tiers, index, tiles, cache)) {
+        set_tier(*traffic, inner_tiers[index], cost.tiers[index]);
       }
     }
   }
-  time_tiers(roofs, cost.tiers);
-}
-
-// An elementwise op, a gather or a cache write: cost_op's FLOPs, ideal bytes and tiers (every
-// tier serves the ideal bytes: no tile).
-void recost_plain(const Op& op, const OpCostPlan& plan, const Roofs& roofs, OpCost& cost) {
-  const OpSizes& sizes = *plan.sizes;
-  cost.flops = op.kind == OpKind::kv_cache_write
-                   ? Flops(0.0)
-                   : Flops(op.flops_per_element * output_elements(sizes, op));
-  cost.ideal_bytes = op.kind == OpKind::elementwise && op.fused
-                         ? Bytes(0.0)
-                         : tensors_bytes(sizes, sizes.inputs, op.inputs) +
-                               tensors_bytes(sizes, sizes.outputs, op.outputs);
-  reset_tiers(cost.ideal_bytes, roofs, cost.tiers);
   time_tiers(roofs, cost.tiers);
 }
 
@@ -456,25 +473,43 @@ bool compiled_kind(OpKind kind) {
          kind == OpKind::embedding_gather || kind == OpKind::kv_cache_write;
 }
 
-// FLOPs, ideal bytes and tiers from the compiled sizes; false where the op needs the walk.
-bool recost_compiled(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
-                     const Roofs& roofs, const TileChoices& tiles, TileCache* cache, OpCost& cost) {
-  if (!plan.sizes || cache == nullptr) {
-    return false;
+// Whether the plan of this op was compiled (and a cache keeps its searches).
+bool compiled(const OpCostPlan& plan, const TileCache* cache) {
+  return plan.sizes.has_value() && cache != nullptr;
+}
+
+// recost_compiled's figures straight into the op's table row: cost_op's T_math, every tier's
+// time and T_net (0), by the same arithmetic, with no OpCost in between.
+void compiled_times(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
+                    const Roofs& roofs, const TileChoices& tiles, TileCache& cache,
+                    CostTable& table, Eigen::Index row) {
+  const OpSizes& sizes = *plan.sizes;
+  const Bytes ideal = compiled_ideal_bytes(op, sizes);
+  table.times(row, CostTable::kMathColumn) = (compiled_flops(op, sizes) / plan.path->peak).si();
+  table.times(row, CostTable::kNetworkColumn) = 0.0;
+  const bool tiled = op.kind == OpKind::matmul && ideal.si() > 0.0;
+  const GemmShape shape = tiled ? compiled_gemm_shape(sizes) : GemmShape{};
+  for (std::size_t index = 0; index < roofs.memory.size(); ++index) {
+    Bytes bytes = ideal;
+    if (tiled && index + 1 < roofs.memory.size()) {
+      if (const auto traffic =
+              compiled_traffic(op, plan, shape, inner_tiers, index, tiles, cache)) {
+        bytes = traffic->bytes;
+      }
+    }
+    const auto& bandwidth = roofs.memory[index].bandwidth;
+    table.times(row, CostTable::tier_column(index)) = bandwidth ? (bytes / *bandwidth).si() : 0.0;
   }
-  if (op.kind == OpKind::matmul) {
-    recost_matmul(op, plan, inner_tiers, roofs, tiles, *cache, cost);
-  } else {
-    recost_plain(op, plan, roofs, cost);
-  }
-  return true;
+  table.counts(row) = static_cast<double>(op.count);
 }
 
 void cost_op(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
              const Roofs& roofs, const TileChoices& tiles, TileCache* cache, OpCost& cost) {
   const MemoryTier& memory = roofs.main_memory();
   RSIM_CHECK(memory.bandwidth.has_value(), "main memory without bandwidth passed validation");
-  if (!recost_compiled(op, plan, inner_tiers, roofs, tiles, cache, cost)) {
+  if (compiled(plan, cache)) {
+    recost_compiled(op, plan, inner_tiers, roofs, tiles, *cache, cost);
+  } else {
     cost.flops = op_flops(op, plan.einsum_axes);
     cost.ideal_bytes = op_bytes(op);
     tier_costs(op, plan, inner_tiers, cost.ideal_bytes, roofs, tiles, cache, cost.tiers);
@@ -582,9 +617,8 @@ void fill_row(CostTable& table, Eigen::Index row, const OpCost& cost, const Op& 
   table.times(row, CostTable::kMathColumn) = cost.t_math.si();
   table.times(row, CostTable::kMemoryColumn) = cost.t_mem.si();
   table.times(row, CostTable::kNetworkColumn) = cost.t_net.si();
-  for (Eigen::Index tier = CostTable::kFirstOnChipColumn; tier < table.times.cols(); ++tier) {
-    table.times(row, tier) =
-        cost.tiers[static_cast<std::size_t>(tier - CostTable::kFirstOnChipColumn + 1)].time.si();
+  for (std::size_t tier = 1; tier < cost.tiers.size(); ++tier) {
+    table.times(row, CostTable::tier_column(tier)) = cost.tiers[tier].time.si();
   }
   table.counts(row) = static_cast<double>(op.count);
 }
@@ -598,6 +632,9 @@ CostTable empty_cost_table(const std::vector<OpGraph::Vertex>& order, const Roof
   const auto on_chip_tiers = static_cast<Eigen::Index>(roofs.memory.size()) - 1;
   table.times = Eigen::ArrayXXd::Zero(rows, CostTable::kFirstOnChipColumn + on_chip_tiers);
   table.counts = Eigen::ArrayXd::Zero(rows);
+  for (const MemoryTier& tier : roofs.memory) {
+    table.tier_names.push_back(tier.name);
+  }
   table.costs.resize(table.order.size());
   return table;
 }
@@ -610,24 +647,52 @@ CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& o
   return table;
 }
 
+namespace {
+
+// `recost` of each row of `rows` (every row of the table if none), in order.
+template <typename Recost>
+void for_rows(const CostPlan& plan, const CostTable& table, const std::vector<std::size_t>* rows,
+              const Recost& recost) {
+  RSIM_CHECK(plan.ops.size() == table.order.size() && table.costs.size() == table.order.size(),
+             "re-costing with a table or plan of another graph");
+  if (rows == nullptr) {
+    for (std::size_t row = 0; row < table.order.size(); ++row) {
+      recost(row);
+    }
+    return;
+  }
+  for (const std::size_t row : *rows) {
+    RSIM_CHECK(row < table.order.size(), "re-costing a row the table does not have");
+    recost(row);
+  }
+}
+
+}  // namespace
+
 void recost_graph(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
                   const TileChoices& tiles, TileCache* cache, CostTable& table,
                   const std::vector<std::size_t>* rows) {
-  RSIM_CHECK(plan.ops.size() == table.order.size() && table.costs.size() == table.order.size(),
-             "recost_graph with a table or plan of another graph");
-  const auto recost = [&](std::size_t row) {
-    RSIM_CHECK(row < table.order.size(), "recost_graph of a row the table does not have");
+  for_rows(plan, table, rows, [&](std::size_t row) {
     const Op& op = graph.op(table.order[row]);
     cost_op(op, plan.ops[row], plan.inner_tiers, roofs, tiles, cache, table.costs[row]);
     fill_row(table, static_cast<Eigen::Index>(row), table.costs[row], op);
-  };
-  if (rows != nullptr) {
-    std::for_each(rows->begin(), rows->end(), recost);
-    return;
-  }
-  for (std::size_t row = 0; row < table.order.size(); ++row) {
-    recost(row);
-  }
+  });
+}
+
+void recost_times(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
+                  const TileChoices& tiles, TileCache& cache, CostTable& table,
+                  const std::vector<std::size_t>* rows) {
+  for_rows(plan, table, rows, [&](std::size_t row) {
+    const Op& op = graph.op(table.order[row]);
+    OpCostPlan& op_plan = plan.ops[row];
+    const auto index = static_cast<Eigen::Index>(row);
+    if (compiled(op_plan, &cache)) {
+      compiled_times(op, op_plan, plan.inner_tiers, roofs, tiles, cache, table, index);
+      return;
+    }
+    cost_op(op, op_plan, plan.inner_tiers, roofs, tiles, &cache, table.costs[row]);
+    fill_row(table, index, table.costs[row], op);
+  });
 }
 
 double device_time(const CostTable& table, Eigen::Index row) {

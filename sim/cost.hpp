@@ -154,7 +154,12 @@ struct CostTable {
   static constexpr Eigen::Index kMemoryColumn = 1;
   static constexpr Eigen::Index kNetworkColumn = 2;
   static constexpr Eigen::Index kFirstOnChipColumn = 3;
+  /// The column of memory tier `tier` (0: main memory, then the on-chip tiers outermost first).
+  static constexpr Eigen::Index tier_column(std::size_t tier) {
+    return tier == 0 ? kMemoryColumn : kFirstOnChipColumn + static_cast<Eigen::Index>(tier) - 1;
+  }
   std::vector<OpGraph::Vertex> order;
+  std::vector<std::string> tier_names;  ///< the roofs' memory tiers, outermost first
   std::vector<OpCost> costs;
   Eigen::ArrayXXd times;
   Eigen::ArrayXd counts;
@@ -177,6 +182,14 @@ CostTable empty_cost_table(const std::vector<OpGraph::Vertex>& order, const Roof
 /// costs (an op's cost depends on its own sizes only).
 void recost_graph(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
                   const TileChoices& tiles, TileCache* cache, CostTable& table,
+                  const std::vector<std::size_t>* rows = nullptr);
+
+/// recost_graph into the table's times and counts alone, what compute_time_totals reads: the ops
+/// of a compiled plan (CostPlan::compile: matmuls and plain ops) go from their sizes straight to
+/// their row's times, by cost_op's arithmetic but with no OpCost in between (their `costs` entries
+/// are left as they were: stale); the others are costed whole. The same times, bit for bit.
+void recost_times(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
+                  const TileChoices& tiles, TileCache& cache, CostTable& table,
                   const std::vector<std::size_t>* rows = nullptr);
 
 /// The time one op instance holds the device (not the network): max over compute and tiers.
