@@ -117,6 +117,12 @@ TiledShape tiled_shape(const Op& op, const OpCostPlan& plan) {
   return shape;
 }
 
+// A shared tier's choice between its best tile's bytes and its best panels' (nullptr: none
+// fits): the panels where they read fewer bytes, or where no tile fits.
+bool panels_win(const Bytes* tile, const Bytes* panels) {
+  return panels != nullptr && (tile == nullptr || *panels < *tile);
+}
+
 // The traffic a tier serves when `inner` holds the tile: the user's tile for matmuls where one is
 // fixed for `inner`, else the best that fits; nullopt for ops the tiling model does not cover.
 std::optional<TiledTraffic> tiled_traffic(const Op& op, const TiledShape& tiled,
@@ -151,7 +157,7 @@ std::optional<TiledTraffic> tiled_traffic(const Op& op, const TiledShape& tiled,
   if (fixed == nullptr && inner.panels) {
     const auto panels = best_panel_tile(shape, inner.tier->capacity, cache,
                                         settled != nullptr ? settled + 1 : nullptr);
-    if (panels && (!traffic || panels->bytes < traffic->bytes)) {
+    if (panels_win(traffic ? &traffic->bytes : nullptr, panels ? &panels->bytes : nullptr)) {
       traffic = panels;
     }
   }
@@ -467,6 +473,37 @@ void recost_compiled(const Op& op, OpCostPlan& plan, const std::vector<InnerTier
   time_tiers(roofs, cost.tiers);
 }
 
+// The bytes tier `index` serves a compiled matmul of `shape` where its kept searches answer with
+// their keys' certified winners (settled_tile_bytes, settled_panel_bytes): compiled_traffic's
+// figure, bit for bit (tiled_traffic's choice and its untiled inputs), with nothing ranked and
+// no tile copied. nullopt where compiled_traffic must search.
+std::optional<Bytes> settled_tier_bytes(const Op& op, const OpCostPlan& plan,
+                                        const GemmShape& shape, const InnerTier& inner,
+                                        std::size_t index, TileCache& cache) {
+  if (inner.fixed != nullptr) {
+    return std::nullopt;
+  }
+  const auto tile = settled_tile_bytes(plan.settled[2 * index], shape, inner.budget, cache);
+  if (!tile) {
+    return std::nullopt;
+  }
+  Bytes bytes = *tile;
+  if (inner.panels) {
+    const auto panels =
+        settled_panel_bytes(plan.settled[2 * index + 1], shape, inner.tier->capacity, cache);
+    if (!panels) {
+      return std::nullopt;
+    }
+    if (panels_win(&bytes, &*panels)) {
+      bytes = *panels;
+    }
+    cache.count_settled_search();
+  }
+  cache.count_settled_search();
+  const OpSizes& sizes = *plan.sizes;
+  return bytes + tensors_bytes(sizes, sizes.inputs, op.inputs, 2);
+}
+
 // Ops a compiled plan re-costs from their sizes.
 bool compiled_kind(OpKind kind) {
   return kind == OpKind::matmul || kind == OpKind::elementwise ||
@@ -492,8 +529,11 @@ void compiled_times(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>
   for (std::size_t index = 0; index < roofs.memory.size(); ++index) {
     Bytes bytes = ideal;
     if (tiled && index + 1 < roofs.memory.size()) {
-      if (const auto traffic =
-              compiled_traffic(op, plan, shape, inner_tiers, index, tiles, cache)) {
+      if (const auto settled =
+              settled_tier_bytes(op, plan, shape, inner_tiers[index], index, cache)) {
+        bytes = *settled;
+      } else if (const auto traffic =
+                     compiled_traffic(op, plan, shape, inner_tiers, index, tiles, cache)) {
         bytes = traffic->bytes;
       }
     }

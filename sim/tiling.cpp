@@ -630,20 +630,32 @@ void settle_gemm(const GemmShape& shape, TileCache::Rows& cached, int last) {
 // winner's bm divides M, the result is that winner (settle_gemm).
 // The search at `shape` past its key's settled rows: the certified winner where its bm divides M
 // (and, certified only where bytes are exact, its bytes are), else the best of the front.
-std::optional<TiledTraffic> past_rows_search(const GemmShape& shape, const TileCache::Rows& cached,
-                                             TileCache& cache) {
+// The bytes the key's certified winner reads at `shape` past the rows, where it answers the search
+// (its bm divides M, or it holds W; certified only where bytes are exact, they are); nullopt
+// where the front must be ranked.
+std::optional<Bytes> winner_bytes(const GemmShape& shape, const TileCache::Rows& cached) {
   using Settled = TileCache::Rows::Settled;
   const TiledTraffic& winner = cached.winner;
   // A batch of 0 would scale every candidate's bytes to the same 0 (a tie the key cannot see);
   // the front's ranking holds there too (its order on ties is the rows').
-  if (cached.settled != Settled::refused && shape.batch > 0.0 &&
-      (winner.w_resident || shape.m % winner.tile.bm == 0)) {
-    TiledTraffic answer = winner;
-    answer.bytes = gemm_bytes(shape, answer);
-    if (cached.settled == Settled::certified || answer.bytes.si() < kExactBytes) {
-      cache.count_settled_search();
-      return answer;
-    }
+  if (cached.settled == Settled::refused || shape.batch <= 0.0 ||
+      !(winner.w_resident || shape.m % winner.tile.bm == 0)) {
+    return std::nullopt;
+  }
+  const Bytes bytes = gemm_bytes(shape, winner);
+  if (cached.settled == Settled::certified || bytes.si() < kExactBytes) {
+    return bytes;
+  }
+  return std::nullopt;
+}
+
+std::optional<TiledTraffic> past_rows_search(const GemmShape& shape, const TileCache::Rows& cached,
+                                             TileCache& cache) {
+  if (const auto bytes = winner_bytes(shape, cached)) {
+    cache.count_settled_search();
+    TiledTraffic answer = cached.winner;
+    answer.bytes = *bytes;
+    return answer;
   }
   // The front by its slopes: once a candidate's least bytes exceed the best by more than their
   // rounding (kMargin), so do every later one's, and they read strictly more.
@@ -659,10 +671,30 @@ std::optional<TiledTraffic> past_rows_search(const GemmShape& shape, const TileC
   return best;
 }
 
+// No tile of row edge M reads fewer bytes than this (gemm_bytes' arithmetic, so the bound holds
+// after rounding too): each reads W once (⌈M/M⌉), and X once only if X can stay resident (all
+// M × K of it fits) or W can (bn = N), else ⌈N/bn⌉ times, bn being no wider than its M × bn
+// accumulators allow. The capacities are stretched by kMargin for the footprints' rounding.
+double least_at_row_edge_m(const GemmShape& shape, const TileBudget& budget) {
+  const auto m = static_cast<double>(shape.m);
+  const auto n = static_cast<double>(shape.n);
+  const auto k = static_cast<double>(shape.k);
+  const double capacity = budget.capacity.si() * kMargin;
+  const double accumulator_room =
+      budget.accumulator_capacity ? budget.accumulator_capacity->si() * kMargin : capacity;
+  const double widest = std::floor(accumulator_room / (m * shape.accumulator_bytes));
+  const bool once = m * k * shape.x_element_bytes <= capacity || widest >= n;
+  const double x_reads = once ? 1.0 : std::ceil(n / std::max(widest, 1.0));
+  const double w_reads = 1.0;
+  return shape.batch * (shape.x_element_bytes * m * k * x_reads +
+                        shape.w_element_bytes * k * n * w_reads + shape.out_element_bytes * m * n);
+}
+
 template <typename RowAt>
 std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache& cache,
                                                const TileCache::Key& key, bool nothing_fits_at_m,
-                                               SettledGemm* settled, const RowAt& row_at) {
+                                               double least_at_m, SettledGemm* settled,
+                                               const RowAt& row_at) {
   TileCache::Rows& cached = *cache.rows(key);
   using Settled = TileCache::Rows::Settled;
   // Row edges below M: 2^0 … 2^top, as far as the first row without candidates.
@@ -689,11 +721,17 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
   const auto consider = [&](const TiledTraffic& candidate) {
     keep_better(candidate, bytes_of(candidate), best);
   };
-  if (!nothing_fits_at_m) {
-    rank_row(row_at(shape.m), bytes_of, best);
-  }
-  if (last < 0) {
+  // The row at M last, and only where a tile there may read no more than the best below M:
+  // least_at_m bounds its bytes from below by gemm_bytes' own arithmetic, so a row it skips
+  // reads strictly more (and loses ties too). The order does not change the argmin.
+  const auto rank_row_at_m = [&] {
+    if (!nothing_fits_at_m && !(best && least_at_m > best->bytes.si())) {
+      rank_row(row_at(shape.m), bytes_of, best);
+    }
     return best;
+  };
+  if (last < 0) {
+    return rank_row_at_m();
   }
   const int w_resident_row = cached.w_resident_at_or_below[static_cast<std::size_t>(last)];
   if (w_resident_row >= 0) {
@@ -717,7 +755,7 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
       }
     }
   }
-  return best;
+  return rank_row_at_m();
 }
 
 // A GEMM search (tiles or panels: `schedule` 0 or 1) over rows from `row_at`, memoized in
@@ -727,7 +765,7 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
 template <typename RowAt>
 std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule, Bytes capacity,
                                         double accumulator_capacity, bool nothing_fits_at_m,
-                                        TileCache* cache, SettledGemm* settled,
+                                        double least_at_m, TileCache* cache, SettledGemm* settled,
                                         const RowAt& row_at) {
   if (cache != nullptr) {
     return search_cached_gemm(
@@ -735,7 +773,7 @@ std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule,
         {schedule, static_cast<double>(shape.n), static_cast<double>(shape.k),
          shape.x_element_bytes, shape.w_element_bytes, shape.accumulator_bytes, capacity.si(),
          accumulator_capacity, shape.out_element_bytes, 0.0},
-        nothing_fits_at_m, settled, row_at);
+        nothing_fits_at_m, least_at_m, settled, row_at);
   }
   return search_rows(
       shape.m,
@@ -748,29 +786,67 @@ std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule,
 
 }  // namespace
 
+namespace {
+
+// Whether `settled` holds a search of the key `shape` sets (search_gemm's slots: N, K, the
+// widths), in `cache`, at an M no larger than this one.
+bool holds_search_of(const SettledGemm& settled, const GemmShape& shape, const TileCache& cache) {
+  const TileCache::Key& key = settled.key;
+  return settled.rows != nullptr && settled.cache == &cache && shape.m >= settled.from_m &&
+         key[1] == static_cast<double>(shape.n) && key[2] == static_cast<double>(shape.k) &&
+         key[3] == shape.x_element_bytes && key[4] == shape.w_element_bytes &&
+         key[5] == shape.accumulator_bytes && key[8] == shape.out_element_bytes;
+}
+
+// Whether `settled` holds a search of this schedule and these capacities (the rest of its key
+// holds_search_of checks).
+bool holds_schedule(const SettledGemm* settled, double schedule, double capacity,
+                    double accumulator_capacity) {
+  return settled != nullptr && settled->key[0] == schedule && settled->key[6] == capacity &&
+         settled->key[7] == accumulator_capacity;
+}
+
+double accumulator_capacity_of(const TileBudget& budget) {
+  return budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0;
+}
+
+}  // namespace
+
 std::optional<TiledTraffic> settled_search(const SettledGemm& settled, const GemmShape& shape,
                                            TileCache& cache) {
-  // The key's slots (search_gemm's) that the shape sets.
-  const TileCache::Key& key = settled.key;
-  if (settled.rows == nullptr || settled.cache != &cache || shape.m < settled.from_m ||
-      key[1] != static_cast<double>(shape.n) || key[2] != static_cast<double>(shape.k) ||
-      key[3] != shape.x_element_bytes || key[4] != shape.w_element_bytes ||
-      key[5] != shape.accumulator_bytes || key[8] != shape.out_element_bytes) {
+  if (!holds_search_of(settled, shape, cache)) {
     return std::nullopt;
   }
   return past_rows_search(shape, *settled.rows, cache);
 }
 
+std::optional<Bytes> settled_tile_bytes(const SettledGemm& settled, const GemmShape& shape,
+                                        const TileBudget& budget, const TileCache& cache) {
+  if (!holds_schedule(&settled, 0.0, budget.capacity.si(), accumulator_capacity_of(budget)) ||
+      !holds_search_of(settled, shape, cache)) {
+    return std::nullopt;
+  }
+  return winner_bytes(shape, *settled.rows);
+}
+
+std::optional<Bytes> settled_panel_bytes(const SettledGemm& settled, const GemmShape& shape,
+                                         Bytes capacity, const TileCache& cache) {
+  if (!holds_schedule(&settled, 1.0, capacity.si(), -1.0) ||
+      !holds_search_of(settled, shape, cache)) {
+    return std::nullopt;
+  }
+  return winner_bytes(shape, *settled.rows);
+}
+
 namespace {
 
-// The kept search's answer (settled_search) where it is of this schedule and these capacities
-// (the rest of its key settled_search checks): a search settled at an M no larger answers as
-// the cache's winner or front would, this M being past the rows too.
+// The kept search's answer (settled_search) where it is of this schedule and these capacities:
+// a search settled at an M no larger answers as the cache's winner or front would, this M being
+// past the rows too.
 std::optional<TiledTraffic> kept_answer(const SettledGemm* settled, const GemmShape& shape,
                                         double schedule, double capacity,
                                         double accumulator_capacity, TileCache* cache) {
-  if (settled == nullptr || cache == nullptr || settled->key[0] != schedule ||
-      settled->key[6] != capacity || settled->key[7] != accumulator_capacity) {
+  if (cache == nullptr || !holds_schedule(settled, schedule, capacity, accumulator_capacity)) {
     return std::nullopt;
   }
   return settled_search(*settled, shape, *cache);
@@ -780,8 +856,7 @@ std::optional<TiledTraffic> kept_answer(const SettledGemm* settled, const GemmSh
 
 std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
                                            TileCache* cache, SettledGemm* settled) {
-  const double accumulator_capacity =
-      budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0;
+  const double accumulator_capacity = accumulator_capacity_of(budget);
   if (auto kept =
           kept_answer(settled, shape, 0.0, budget.capacity.si(), accumulator_capacity, cache)) {
     return kept;
@@ -801,8 +876,9 @@ std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBud
       budget.accumulator_capacity
           ? least_x > capacity || least_accumulators > budget.accumulator_capacity->si() * kMargin
           : least_x + least_accumulators > capacity;
-  return search_gemm(shape, 0.0, budget.capacity, accumulator_capacity, nothing_fits_at_m, cache,
-                     settled, [&](std::int64_t bm) { return gemm_row(shape, budget, bm); });
+  return search_gemm(shape, 0.0, budget.capacity, accumulator_capacity, nothing_fits_at_m,
+                     least_at_row_edge_m(shape, budget), cache, settled,
+                     [&](std::int64_t bm) { return gemm_row(shape, budget, bm); });
 }
 
 std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capacity,
@@ -813,7 +889,7 @@ std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capaci
   // A panel of row edge M holds all of X's M × K: panel_row's own footprint at bn = 0, which
   // only grows with bn.
   const bool nothing_fits_at_m = panel_footprint(shape, shape.m, 0).si() > capacity.si();
-  return search_gemm(shape, 1.0, capacity, -1.0, nothing_fits_at_m, cache, settled,
+  return search_gemm(shape, 1.0, capacity, -1.0, nothing_fits_at_m, 0.0, cache, settled,
                      [&](std::int64_t bm) { return panel_row(shape, capacity, bm); });
 }
 

@@ -177,6 +177,17 @@ struct SettledGemm {
 std::optional<TiledTraffic> settled_search(const SettledGemm& settled, const GemmShape& shape,
                                            TileCache& cache);
 
+/// The bytes of best_gemm_tile(shape, budget, &cache, &settled) where the search `settled` holds
+/// answers it with its key's certified winner (past the rows, where the winner's bm divides M or
+/// it holds W): the same figure, bit for bit, with no ranking and no tile copied. nullopt where
+/// the search must run (it holds another search, or the front would be ranked). Not counted in
+/// TileCache::settled_searches (the caller counts what it uses).
+std::optional<Bytes> settled_tile_bytes(const SettledGemm& settled, const GemmShape& shape,
+                                        const TileBudget& budget, const TileCache& cache);
+/// The same for best_panel_tile(shape, capacity, &cache, &settled).
+std::optional<Bytes> settled_panel_bytes(const SettledGemm& settled, const GemmShape& shape,
+                                         Bytes capacity, const TileCache& cache);
+
 /// The tile of least traffic whose footprint fits `capacity` (ties: the larger bm·bn, then the
 /// larger bm, then the smaller footprint — deterministic). Candidates per dimension: powers of two
 /// below it and the dimension itself. nullopt when not even a 1×1×1 tile fits.
