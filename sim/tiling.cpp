@@ -672,9 +672,9 @@ std::optional<TiledTraffic> past_rows_search(const GemmShape& shape, const TileC
 }
 
 // No tile of row edge M reads fewer bytes than this (gemm_bytes' arithmetic, so the bound holds
-// after rounding too): each reads W once (⌈M/M⌉), and X once only if X can stay resident (all
-// M × K of it fits) or W can (bn = N), else ⌈N/bn⌉ times, bn being no wider than its M × bn
-// accumulators allow. The capacities are stretched by kMargin for the footprints' rounding.
+// after rounding too): each reads W once (⌈M/M⌉), and X once if X can stay resident (all M × K
+// of it fits), else ⌈N/bn⌉ times, bn being no wider than its M × bn accumulators allow (once,
+// where that is N). The capacities are stretched by kMargin for the footprints' rounding.
 double least_at_row_edge_m(const GemmShape& shape, const TileBudget& budget) {
   const auto m = static_cast<double>(shape.m);
   const auto n = static_cast<double>(shape.n);
@@ -683,8 +683,8 @@ double least_at_row_edge_m(const GemmShape& shape, const TileBudget& budget) {
   const double accumulator_room =
       budget.accumulator_capacity ? budget.accumulator_capacity->si() * kMargin : capacity;
   const double widest = std::floor(accumulator_room / (m * shape.accumulator_bytes));
-  const bool once = m * k * shape.x_element_bytes <= capacity || widest >= n;
-  const double x_reads = once ? 1.0 : std::ceil(n / std::max(widest, 1.0));
+  const bool x_resident = m * k * shape.x_element_bytes <= capacity;
+  const double x_reads = x_resident ? 1.0 : std::ceil(n / std::max(widest, 1.0));
   const double w_reads = 1.0;
   return shape.batch * (shape.x_element_bytes * m * k * x_reads +
                         shape.w_element_bytes * k * n * w_reads + shape.out_element_bytes * m * n);

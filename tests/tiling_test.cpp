@@ -557,6 +557,32 @@ TEST_CASE("a search kept past its rows answers later ones as the exhaustive sear
   REQUIRE(answered > 300 * 12 * 3 / 2);
 }
 
+TEST_CASE("a cached search ranks the row at bm = M only where it may win", "[tiling]") {
+  // Before its rows end, a cached search ranks the rows below M, then the row of edge M only
+  // where a floor of its bytes (W read once, X once or ⌈N/bn⌉ times with bn as wide as the M × bn
+  // accumulators allow) does not exceed the best below M. A batch line asks such searches at M
+  // after M (the lm_head's L2 tile: its M is the sequences per replica). Random keys with small
+  // budgets; M from 1 upward in small steps while a tile of edge M may fit, so the row at M wins
+  // some searches (X or W held whole, few column blocks) and is skipped in others. Each answer
+  // must be the exhaustive search's.
+  rsim::TileCache cache;
+  SmallBudgetKeys keys{std::mt19937_64(20261130)};
+  std::mt19937_64& random = keys.random;
+  int searches = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    auto [shape, budget] = keys.next();
+    // The largest M whose X slice of one element per row and 1 × M accumulators could fit.
+    const auto reach = static_cast<std::int64_t>(budget.capacity.si() / 4.0) + 2;
+    for (shape.m = 1; shape.m <= reach;
+         shape.m += 1 + static_cast<std::int64_t>(random() % (1 + shape.m / 3))) {
+      exhaustive::require_same(rsim::best_gemm_tile(shape, budget, &cache),
+                               exhaustive::gemm(shape, budget));
+      ++searches;
+    }
+  }
+  REQUIRE(searches > 3000);
+}
+
 TEST_CASE("a tie of tiles settles only where the bytes are exact", "[tiling]") {
   // Llama 3 70B's down_proj with TP 8 on an H100 SM, the tile in its 256 KiB register file
   // (accumulators included) for shared memory's traffic: K = 28672 / 8 = 3584, N = 8192, bf16.
