@@ -106,9 +106,11 @@ struct SweepThread {
 
 class Evaluator {
  public:
+  /// Validates the baseline (InputError: a bad file is one error, not one per point) and loads
+  /// the bases, on `threads` threads.
   Evaluator(const std::filesystem::path& path, const ScenarioOverrides& overrides,
             const std::vector<SweepAxis>& axes, std::string_view mode,
-            const RoofOverrides& roof_overrides, bool batch_lines)
+            const RoofOverrides& roof_overrides, bool batch_lines, std::int64_t threads)
       : path_(path),
         overrides_(overrides),
         axes_(axes),
@@ -119,8 +121,8 @@ class Evaluator {
                                     [](const SweepAxis& axis) { return axis.key == kBatchKey; });
     if (batch != axes.end()) {
       batch_axis_ = static_cast<std::size_t>(batch - axes.begin());
-      load_bases();
     }
+    load_bases(threads);
   }
 
   /// `thread`: what the calling thread keeps between points.
@@ -231,47 +233,68 @@ class Evaluator {
     return values;
   }
 
-  // Serially, before the parallel loop: every combination of the other axes.
-  void load_bases() {
+  // Before the points, in parallel (each loads YAML and builds its batch line's probes): the
+  // baseline, validated, and every combination of the axes other than the batch.
+  void load_bases(std::int64_t threads) {
     std::size_t combinations = 1;
-    for (std::size_t axis = 0; axis < axes_.size(); ++axis) {
+    for (std::size_t axis = 0; batch_axis_ && axis < axes_.size(); ++axis) {
       combinations *= axis == *batch_axis_ ? 1 : axes_[axis].values.size();
     }
-    for (std::size_t index = 0; index < combinations; ++index) {
-      std::vector<std::string> values(axes_.size());
-      std::size_t rest = index;
-      for (std::size_t axis = axes_.size(); axis-- > 0;) {
-        if (axis != *batch_axis_) {
-          values[axis] = axes_[axis].values[rest % axes_[axis].values.size()];
-          rest /= axes_[axis].values.size();
-        }
+    std::vector<Base> loaded(batch_axis_ ? combinations : 0);
+    std::vector<std::vector<std::string>> keys(loaded.size());
+    parallel_indexed<char>(threads, loaded.size() + 1, [&](std::size_t index, char&) {
+      if (index == loaded.size()) {
+        load_scenario(path_, overrides_);  // throws the baseline's error
+        return;
       }
-      std::vector<SweepAxis> others = axes_;
-      others.erase(others.begin() + static_cast<std::ptrdiff_t>(*batch_axis_));
-      std::vector<std::string> other_values = values;
-      other_values.erase(other_values.begin() + static_cast<std::ptrdiff_t>(*batch_axis_));
-      Base base;
-      base.id = index;
-      try {
-        Scenario scenario = load_scenario(path_, point_overrides(overrides_, others, other_values));
-        base.roofs = scenario_roofs(scenario, mode_, roofs_);
-        if (batch_lines_) {
-          base.line.emplace(scenario, *base.roofs);
-        }
-        base.scenario = std::move(scenario);
-      } catch (const InputError& error) {
-        base.error = error.what();
-      }
-      bases_.emplace(values, std::move(base));
+      keys[index] = base_values(index);
+      loaded[index] = load_base(index, keys[index]);
+    });
+    for (std::size_t index = 0; index < loaded.size(); ++index) {
+      bases_.emplace(std::move(keys[index]), std::move(loaded[index]));
     }
     // The map's nodes stay put: index them by id, and parse the batch values once.
-    base_by_id_.resize(combinations);
+    base_by_id_.resize(loaded.size());
     for (const auto& [values, base] : bases_) {
       base_by_id_[base.id] = &base;
     }
-    for (const std::string& value : axes_[*batch_axis_].values) {
-      batch_values_.push_back(parse_integer(value));
+    if (batch_axis_) {
+      for (const std::string& value : axes_[*batch_axis_].values) {
+        batch_values_.push_back(parse_integer(value));
+      }
     }
+  }
+
+  // The values of base `index` (the batch's left empty), the last other axis fastest.
+  [[nodiscard]] std::vector<std::string> base_values(std::size_t index) const {
+    std::vector<std::string> values(axes_.size());
+    for (std::size_t axis = axes_.size(); axis-- > 0;) {
+      if (axis != *batch_axis_) {
+        values[axis] = axes_[axis].values[index % axes_[axis].values.size()];
+        index /= axes_[axis].values.size();
+      }
+    }
+    return values;
+  }
+
+  [[nodiscard]] Base load_base(std::size_t index, const std::vector<std::string>& values) const {
+    std::vector<SweepAxis> others = axes_;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(*batch_axis_));
+    std::vector<std::string> other_values = values;
+    other_values.erase(other_values.begin() + static_cast<std::ptrdiff_t>(*batch_axis_));
+    Base base;
+    base.id = index;
+    try {
+      Scenario scenario = load_scenario(path_, point_overrides(overrides_, others, other_values));
+      base.roofs = scenario_roofs(scenario, mode_, roofs_);
+      if (batch_lines_) {
+        base.line.emplace(scenario, *base.roofs);
+      }
+      base.scenario = std::move(scenario);
+    } catch (const InputError& error) {
+      base.error = error.what();
+    }
+    return base;
   }
 
   // The loaded base of a point whose batch is a whole number ≥ 1; else nullptr (slow path,
@@ -545,9 +568,8 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
       throw InputError(fmt::format("the sweep grid has more than {} points", kMaxPoints));
     }
   }
-  // Validate the baseline once: a bad file is one error, not one per point.
-  load_scenario(path, overrides);
-  const Evaluator evaluator(path, overrides, axes, mode, roof_overrides, options.batch_lines);
+  const Evaluator evaluator(path, overrides, axes, mode, roof_overrides, options.batch_lines,
+                            options.threads);
   SweepResult result;
   result.scenario = path.string();
   result.axes = axes;
