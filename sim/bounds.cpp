@@ -2,16 +2,30 @@
 #include "sim/bounds.hpp"
 
 #include <algorithm>
+#include <span>
 
 namespace rsim {
 namespace {
+
+// memory_side by index into t_by_tier (t_by_tier.size() where there are no tiers): the first
+// tier whose time exceeds T_mem and every earlier one's, with that time; else the first tier
+// (main memory) with T_mem.
+std::pair<std::size_t, Seconds> memory_side_tier(const Totals& totals) {
+  std::pair<std::size_t, Seconds> side{0, totals.t_mem};
+  for (std::size_t tier = 0; tier < totals.t_by_tier.size(); ++tier) {
+    if (totals.t_by_tier[tier].second > side.second) {
+      side = {tier, totals.t_by_tier[tier].second};
+    }
+  }
+  return side;
+}
 
 // Zero per-tier sums named after the table's tiers (their names kept where they already are: a
 // sweep's totals, point after point). A table of no rows has none.
 template <typename Value>
 void zero_tiers(const CostTable& table, std::vector<std::pair<std::string, Value>>& sums) {
-  const std::vector<std::string>& names =
-      table.order.empty() ? std::vector<std::string>{} : table.tier_names;
+  const std::span<const std::string> names =
+      table.order.empty() ? std::span<const std::string>() : std::span(table.tier_names);
   const bool named =
       sums.size() == names.size() &&
       std::equal(names.begin(), names.end(), sums.begin(),
@@ -51,14 +65,13 @@ void sum_times(const CostTable& table, const Weight& weight, Totals& totals) {
           Seconds(table.times(index, CostTable::tier_column(tier))) * count;
     }
   }
-  const MemorySide side = memory_side(totals);
-  const Seconds t_memory_side = side.time;
+  const auto [side, t_memory_side] = memory_side_tier(totals);
   totals.t_overlapped = std::max({totals.t_math, t_memory_side, totals.t_net});
   totals.bound = totals.t_net > std::max(totals.t_math, t_memory_side) ? Bound::network
                  : totals.t_math > t_memory_side                       ? Bound::compute
                                                                        : Bound::memory;
-  if (totals.bound == Bound::memory) {
-    totals.bound_tier = side.tier;
+  if (totals.bound == Bound::memory && side < totals.t_by_tier.size()) {
+    totals.bound_tier = totals.t_by_tier[side].first;
   } else {
     totals.bound_tier.clear();
   }
@@ -182,14 +195,8 @@ Seconds block_critical_path(const OpGraph& graph, const CostTable& table,
 }  // namespace
 
 MemorySide memory_side(const Totals& totals) {
-  MemorySide side{totals.t_by_tier.empty() ? std::string() : totals.t_by_tier.front().first,
-                  totals.t_mem};
-  for (const auto& [tier, time] : totals.t_by_tier) {
-    if (time > side.time) {
-      side = {tier, time};
-    }
-  }
-  return side;
+  const auto [side, time] = memory_side_tier(totals);
+  return {side < totals.t_by_tier.size() ? totals.t_by_tier[side].first : std::string(), time};
 }
 
 std::string bound_label(const Totals& totals) {
