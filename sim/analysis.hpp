@@ -73,8 +73,33 @@ struct RunResult {
 /// The scenario's op graph, sharded by its plan when it spans more than one device.
 ShardedGraph planned_graph(const Scenario& scenario);
 
+/// What an inference run's footprint reads of its graph, found once: the tensors that count, op
+/// by op as weights_and_cache visits them (stage by stage, in `order`), and the figures that do
+/// not depend on the graph's sizes. It points into the graph, which must stay where it is; its
+/// footprint follows the graph's sizes (a batch line's workspace, point after point).
+struct FootprintPlan {
+  struct Visit {
+    const Op* op = nullptr;
+    double steps = 1.0;                      ///< its stage's (runs = count / steps)
+    std::vector<const Tensor*> kv_cache;     ///< a cache write's outputs, a decode step's K/V input
+    bool working_set = false;                ///< its activations count (not fused, no collective)
+    std::vector<const Tensor*> activations;  ///< its activation inputs, then outputs
+    std::vector<const Tensor*> per_batch_weights;  ///< a per-batch group's weights
+  };
+  Bytes weights;  ///< every parameter once, in the weight dtype
+  double weight_fraction = 1.0;
+  Bytes capacity;
+  std::vector<Visit> visits;
+};
+FootprintPlan plan_footprint(const Scenario& scenario, const OpGraph& graph,
+                             const std::vector<OpGraph::Vertex>& order,
+                             const ParameterCount& parameters, double weight_fraction,
+                             const Roofs& roofs);
+
 /// An inference run's footprint: weights (× the plan's weight fraction), KV cache and the largest
-/// working set, against the main memory; `order` is the graph's topological order.
+/// working set, against the main memory.
+Footprint weights_and_cache(const FootprintPlan& plan);
+/// The same from the graph; `order` is its topological order.
 Footprint weights_and_cache(const Scenario& scenario, const OpGraph& graph,
                             const std::vector<OpGraph::Vertex>& order,
                             const ParameterCount& parameters, double weight_fraction,

@@ -207,6 +207,8 @@ std::unique_ptr<BatchLine::Workspace> BatchLine::workspace() const {
   workspace->table_ = empty_cost_table(order_, roofs_);
   workspace->plan_ = plan_costs(workspace->graph_, order_, roofs_, scenario_.tiles);
   workspace->plan_.compile(workspace->graph_, order_);
+  workspace->footprint_ =
+      plan_footprint(scenario_, workspace->graph_, order_, parameters_, weight_fraction_, roofs_);
   const std::vector<NumberRef> numbers = numbers_of(workspace->graph_);
   for (const Scaled& scaled : scaled_) {
     workspace->scaled_.push_back(numbers[scaled.index]);
@@ -244,8 +246,7 @@ const BatchLine::Point* BatchLine::evaluate(std::int64_t batch, Workspace& works
                workspace.table_, workspace.costed_ ? &scaled_rows_ : nullptr);
   workspace.costed_ = true;
   compute_time_totals(workspace.table_, workspace.point_.total);
-  workspace.point_.footprint =
-      weights_and_cache(scenario_, workspace.graph_, order_, parameters_, weight_fraction_, roofs_);
+  workspace.point_.footprint = weights_and_cache(workspace.footprint_);
   return &workspace.point_;
 }
 

@@ -50,6 +50,7 @@ class BatchLine {
     std::vector<NumberRef> scaled_;  ///< the proportional numbers of graph_, in template order
     CostPlan plan_;                  ///< table_'s lookups
     CostTable table_;                ///< graph_'s costs, re-costed in place point after point
+    FootprintPlan footprint_;        ///< graph_'s footprint, read point after point
     bool costed_ = false;            ///< every row of table_ costed (then only scaled rows change)
     Point point_;                    ///< the last point evaluated
   };
