@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <iterator>
 
 namespace rsim {
@@ -96,7 +97,60 @@ std::string structure_of(const OpGraph& graph) {
   return fmt::to_string(out);
 }
 
+// The batch line's probes, in multiples of the plan's devices (BatchLine::BatchLine).
+constexpr std::array<std::int64_t, 5> kProbeMultiples{1, 2, 3, 5, 64};
+
+// Byte figures below this are exact in every sum and product that makes them (multiples of
+// 2⁻⁷ below 2⁴⁵: 52 bits of significand at most), so two ways to the same figure agree.
+constexpr double kExactBytes = 0x1p45;
+constexpr double kUnitsPerByte = 0x1p7;
+
 }  // namespace
+
+// Each row's ideal bytes as constant + slope · m at probe multiple m: op_bytes is a sum over
+// tensors of widths × products of sizes, each size constant or ∝ the batch, so it is a
+// polynomial in the batch, affine unless a tensor has two scaled axes (quadratic: it then
+// misses the line through the first two probes at the other three, which a polynomial of degree
+// ≤ 4 cannot hide). Checked at every probe, where every figure is exact, in units of 2⁻⁷ B.
+std::vector<BatchLine::AffineBytes> BatchLine::affine_ideal_bytes(
+    const std::vector<ShardedGraph>& probes, const std::vector<OpGraph::Vertex>& order) {
+  std::vector<AffineBytes> rows;
+  for (const OpGraph::Vertex vertex : order) {
+    std::vector<std::int64_t> at_probes;
+    bool exact = true;
+    for (const ShardedGraph& probe : probes) {
+      const double bytes = op_bytes(probe.graph.op(vertex)).si();
+      const double units = bytes * kUnitsPerByte;
+      exact = exact && bytes >= 0.0 && bytes < kExactBytes && units == std::floor(units);
+      at_probes.push_back(exact ? static_cast<std::int64_t>(units) : 0);
+    }
+    AffineBytes bytes{2 * at_probes[0] - at_probes[1], at_probes[1] - at_probes[0], exact};
+    for (std::size_t probe = 0; probe < probes.size(); ++probe) {
+      bytes.affine =
+          bytes.affine && bytes.constant + bytes.slope * kProbeMultiples[probe] == at_probes[probe];
+    }
+    rows.push_back(bytes);
+  }
+  return rows;
+}
+
+// constant + slope · batch / probe_batch_ in whole units (the product in 64 bits, the quotient
+// whole: the figure is a sum of multiples of 2⁻⁷ B), then in bytes, where it is below
+// kExactBytes: op_bytes sums the same figure exactly there (each term and partial sum below it),
+// so the two agree bit for bit.
+std::optional<Bytes> BatchLine::ideal_bytes(const AffineBytes& bytes, std::int64_t batch) const {
+  std::int64_t scaled = 0;
+  if (!bytes.affine || __builtin_mul_overflow(bytes.slope, batch, &scaled) ||
+      scaled % probe_batch_ != 0) {
+    return std::nullopt;
+  }
+  const std::int64_t units = bytes.constant + scaled / probe_batch_;
+  const double value = static_cast<double>(units) / kUnitsPerByte;
+  if (units < 0 || !(value < kExactBytes)) {
+    return std::nullopt;
+  }
+  return Bytes(value);
+}
 
 // The table rows whose ops hold a scaled number, in row order.
 std::vector<std::size_t> BatchLine::rows_of(OpGraph& graph,
@@ -152,7 +206,6 @@ BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
   // reached): the graph builder and sharder have none but MoE's, declined above; the sharder's
   // batch decisions are divisibility, which leaves a divided size that evaluate() checks.
   probe_batch_ = std::max<std::int64_t>(1, scenario.plan.devices());
-  constexpr std::array<std::int64_t, 5> kProbeMultiples{1, 2, 3, 5, 64};
   std::vector<ShardedGraph> probes;
   try {
     for (const std::int64_t multiple : kProbeMultiples) {
@@ -192,8 +245,9 @@ BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
       scaled_.push_back({index, value, std::holds_alternative<std::int64_t*>(numbers[0][index])});
     }
   }
+  order_ = probes[0].graph.topological_order();
+  ideal_ = affine_ideal_bytes(probes, order_);
   graph_ = std::move(probes[0].graph);
-  order_ = graph_.topological_order();
   scaled_rows_ = rows_of(graph_, order_, scaled_);
   weight_fraction_ = probes[0].weight_fraction;
   scenario_.workload.batch = probe_batch_;
@@ -241,6 +295,9 @@ const BatchLine::Point* BatchLine::evaluate(std::int64_t batch, Workspace& works
     } else {
       *std::get<double*>(number) = value;
     }
+  }
+  for (std::size_t row = 0; row < ideal_.size(); ++row) {
+    workspace.plan_.ops[row].ideal_bytes = ideal_bytes(ideal_[row], batch);
   }
   recost_times(workspace.graph_, workspace.plan_, roofs_, scenario_.tiles, workspace.cache,
                workspace.table_, workspace.costed_ ? &scaled_rows_ : nullptr);

@@ -76,6 +76,19 @@ class BatchLine {
     bool integer = false;   ///< a count or size: must stay whole
   };
 
+  /// An op's ideal bytes (op_bytes) along the line, in units of 2⁻⁷ B (every dtype's width is a
+  /// multiple: tests/dtype_test.cpp): constant + slope · batch / probe_batch_, found and checked
+  /// at the probes (every probe's figure below kExactBytes, so exact).
+  struct AffineBytes {
+    std::int64_t constant = 0;
+    std::int64_t slope = 0;
+    bool affine = false;
+  };
+  static std::vector<AffineBytes> affine_ideal_bytes(const std::vector<ShardedGraph>& probes,
+                                                     const std::vector<OpGraph::Vertex>& order);
+  [[nodiscard]] std::optional<Bytes> ideal_bytes(const AffineBytes& bytes,
+                                                 std::int64_t batch) const;
+
   static std::vector<std::size_t> rows_of(OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
                                           const std::vector<Scaled>& scaled);
 
@@ -90,6 +103,7 @@ class BatchLine {
   /// The table rows (positions in order_) of the ops with a scaled number: the others (an FSDP
   /// weight's all-gather) cost the same at every batch and are costed once per workspace.
   std::vector<std::size_t> scaled_rows_;
+  std::vector<AffineBytes> ideal_;  ///< per table row
   std::string why_;
 };
 

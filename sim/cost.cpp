@@ -515,32 +515,74 @@ bool compiled(const OpCostPlan& plan, const TileCache* cache) {
   return plan.sizes.has_value() && cache != nullptr;
 }
 
-// recost_compiled's figures straight into the op's table row: cost_op's T_math, every tier's
-// time and T_net (0), by the same arithmetic, with no OpCost in between.
-void compiled_times(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
-                    const Roofs& roofs, const TileChoices& tiles, TileCache& cache,
-                    CostTable& table, Eigen::Index row) {
-  const OpSizes& sizes = *plan.sizes;
-  const Bytes ideal = compiled_ideal_bytes(op, sizes);
-  table.times(row, CostTable::kMathColumn) = (compiled_flops(op, sizes) / plan.path->peak).si();
-  table.times(row, CostTable::kNetworkColumn) = 0.0;
-  const bool tiled = op.kind == OpKind::matmul && ideal.si() > 0.0;
-  const GemmShape shape = tiled ? compiled_gemm_shape(sizes) : GemmShape{};
+// An op's figures straight into its table row, by cost_op's arithmetic with no OpCost in between:
+// T_math of `flops`, each tier's time at the bytes it serves (the ideal bytes, or, where `tiled`,
+// what `inner_bytes(index)` finds for the tile inner tier `index` holds, if any), and T_net.
+template <typename InnerBytes>
+void write_times(const Op& op, const OpCostPlan& plan, Flops flops, Bytes ideal, bool tiled,
+                 const InnerBytes& inner_bytes, Seconds t_net, const Roofs& roofs, CostTable& table,
+                 Eigen::Index row) {
+  table.times(row, CostTable::kMathColumn) = (flops / plan.path->peak).si();
+  table.times(row, CostTable::kNetworkColumn) = t_net.si();
   for (std::size_t index = 0; index < roofs.memory.size(); ++index) {
     Bytes bytes = ideal;
     if (tiled && index + 1 < roofs.memory.size()) {
-      if (const auto settled =
-              settled_tier_bytes(op, plan, shape, inner_tiers[index], index, cache)) {
-        bytes = *settled;
-      } else if (const auto traffic =
-                     compiled_traffic(op, plan, shape, inner_tiers, index, tiles, cache)) {
-        bytes = traffic->bytes;
+      if (const std::optional<Bytes> served = inner_bytes(index)) {
+        bytes = *served;
       }
     }
     const auto& bandwidth = roofs.memory[index].bandwidth;
     table.times(row, CostTable::tier_column(index)) = bandwidth ? (bytes / *bandwidth).si() : 0.0;
   }
   table.counts(row) = static_cast<double>(op.count);
+}
+
+// A compiled op (matmul or plain) from its sizes: recost_compiled's figures, with the tiers'
+// kept searches answering by their winners' bytes where they can.
+void compiled_times(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
+                    const Roofs& roofs, const TileChoices& tiles, TileCache& cache,
+                    CostTable& table, Eigen::Index row) {
+  const OpSizes& sizes = *plan.sizes;
+  const Bytes ideal = plan.ideal_bytes ? *plan.ideal_bytes : compiled_ideal_bytes(op, sizes);
+  const bool tiled = op.kind == OpKind::matmul && ideal.si() > 0.0;
+  const GemmShape shape = tiled ? compiled_gemm_shape(sizes) : GemmShape{};
+  const auto inner_bytes = [&](std::size_t index) -> std::optional<Bytes> {
+    if (const auto settled =
+            settled_tier_bytes(op, plan, shape, inner_tiers[index], index, cache)) {
+      return settled;
+    }
+    if (const auto traffic = compiled_traffic(op, plan, shape, inner_tiers, index, tiles, cache)) {
+      return traffic->bytes;
+    }
+    return std::nullopt;
+  };
+  write_times(op, plan, compiled_flops(op, sizes), ideal, tiled, inner_bytes, Seconds(0.0), roofs,
+              table, row);
+}
+
+// A fused attention: cost_op's FLOPs, ideal bytes and FMHA tiles (tiled_traffic's flash search).
+void attention_times(const Op& op, const OpCostPlan& plan,
+                     const std::vector<InnerTier>& inner_tiers, const Roofs& roofs,
+                     TileCache& cache, CostTable& table, Eigen::Index row) {
+  const Bytes ideal = plan.ideal_bytes ? *plan.ideal_bytes : op_bytes(op);
+  const bool tiled = ideal.si() > 0.0;
+  const FlashShape shape = tiled ? flash_shape(op) : FlashShape{};
+  const auto inner_bytes = [&](std::size_t index) -> std::optional<Bytes> {
+    if (const auto traffic = best_flash_tile(shape, inner_tiers[index].budget, &cache)) {
+      return traffic->bytes;
+    }
+    return std::nullopt;
+  };
+  write_times(op, plan, Flops(attention_flops(op.attention)), ideal, tiled, inner_bytes,
+              Seconds(0.0), roofs, table, row);
+}
+
+// A collective: no FLOPs and no memory bytes (its bytes cross the network), its T_net.
+void collective_times(const Op& op, const OpCostPlan& plan, const Roofs& roofs, CostTable& table,
+                      Eigen::Index row) {
+  const auto none = [](std::size_t) { return std::optional<Bytes>(); };
+  write_times(op, plan, Flops(0.0), Bytes(0.0), false, none,
+              collective_cost(op.collective, plan.networks, false).time, roofs, table, row);
 }
 
 void cost_op(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
@@ -728,6 +770,14 @@ void recost_times(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
     const auto index = static_cast<Eigen::Index>(row);
     if (compiled(op_plan, &cache)) {
       compiled_times(op, op_plan, plan.inner_tiers, roofs, tiles, cache, table, index);
+      return;
+    }
+    if (op.kind == OpKind::attention) {
+      attention_times(op, op_plan, plan.inner_tiers, roofs, cache, table, index);
+      return;
+    }
+    if (op.kind == OpKind::collective) {
+      collective_times(op, op_plan, roofs, table, index);
       return;
     }
     cost_op(op, op_plan, plan.inner_tiers, roofs, tiles, &cache, table.costs[row]);

@@ -109,6 +109,10 @@ struct OpCostPlan {
   std::vector<SettledGemm> settled;
   /// Matmuls and plain ops of a compiled plan: their sizes.
   std::optional<OpSizes> sizes;
+  /// The op's ideal bytes (op_bytes) at its current sizes, where the caller knows them exactly
+  /// (a batch line: affine in the batch); recost_times then takes them instead of summing the
+  /// tensors. Unset: summed.
+  std::optional<Bytes> ideal_bytes;
 };
 
 /// InputError if the op's compute path does not exist.
