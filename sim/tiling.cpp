@@ -400,11 +400,6 @@ template <typename Compute>
 void append_row(TileCache::Rows& cached, const Compute& compute) {
   const int index = static_cast<int>(cached.rows.size());
   TileRow row = compute(std::int64_t{1} << index);
-  const bool w_resident =
-      std::any_of(row.candidates.begin(), row.candidates.begin() + row.count,
-                  [](const TiledTraffic& candidate) { return candidate.w_resident; });
-  const int below = index > 0 ? cached.w_resident_at_or_below.back() : -1;
-  cached.w_resident_at_or_below.push_back(w_resident ? index : below);
   cached.ended = row.count == 0;
   cached.rows.push_back(row);
 }
@@ -458,17 +453,6 @@ TileCache::Rows* TileCache::rows(const Key& key) {
 }
 
 namespace {
-
-// No candidate of row edge bm < M that streams W reads fewer bytes than this: X once (⌈N/bn⌉ ≥ 1)
-// and W ⌈M/bm⌉ times (gemm_bytes' formula), a bound that only grows as bm falls.
-Bytes streamed_w_floor(const GemmShape& shape, std::int64_t bm) {
-  const auto m = static_cast<double>(shape.m);
-  const auto n = static_cast<double>(shape.n);
-  const auto k = static_cast<double>(shape.k);
-  return Bytes(shape.batch * (shape.x_element_bytes * m * k +
-                              shape.w_element_bytes * k * n * ceil_div(shape.m, bm) +
-                              shape.out_element_bytes * m * n));
-}
 
 // How a candidate stands against a key's winner at every size the key settles.
 enum class Standing {
@@ -560,19 +544,35 @@ double past_rows_slope(const GemmShape& shape, const TiledTraffic& candidate) {
          shape.out_element_bytes * n;
 }
 
-// Sorts the key's front by its slopes (ties: the rows' order, for determinism).
-void order_front(const GemmShape& shape, TileCache::Rows& cached) {
+// Sorts a front by its slopes into `slopes` (ties: the rows' order, for determinism).
+void order_front(const GemmShape& shape, std::vector<TiledTraffic>& front,
+                 std::vector<double>& slopes) {
   std::vector<std::pair<double, std::size_t>> order;
-  for (std::size_t index = 0; index < cached.front.size(); ++index) {
-    order.emplace_back(past_rows_slope(shape, cached.front[index]), index);
+  for (std::size_t index = 0; index < front.size(); ++index) {
+    order.emplace_back(past_rows_slope(shape, front[index]), index);
   }
   std::sort(order.begin(), order.end());
-  std::vector<TiledTraffic> front;
+  std::vector<TiledTraffic> sorted;
+  slopes.clear();
   for (const auto& [slope, index] : order) {
-    front.push_back(cached.front[index]);
-    cached.front_slopes.push_back(slope);
+    sorted.push_back(front[index]);
+    slopes.push_back(slope);
   }
-  cached.front = std::move(front);
+  front = std::move(sorted);
+}
+
+// Ranks a front of rows below M in the order of its slopes into `best`: once a candidate's least
+// bytes exceed the best by more than their rounding (kMargin), so do every later one's, and they
+// read strictly more.
+void rank_front(const GemmShape& shape, const std::vector<TiledTraffic>& front,
+                const std::vector<double>& slopes, std::optional<TiledTraffic>& best) {
+  const double per_slope = shape.batch * static_cast<double>(shape.m);
+  for (std::size_t index = 0; index < front.size(); ++index) {
+    if (best && per_slope * slopes[index] > best->bytes.si() * kMargin) {
+      break;
+    }
+    keep_better(front[index], gemm_bytes(shape, front[index]), best);
+  }
 }
 
 // The key's winner past the rows (its rows ended with row `last` + 1 empty), settled. Past the
@@ -616,20 +616,9 @@ void settle_gemm(const GemmShape& shape, TileCache::Rows& cached, int last) {
   cached.winner = winner;
   cached.settled = settle(cached.rows, static_cast<std::size_t>(last + 1), TileRow{}, standing);
   cached.front = past_rows_front(shape, cached.rows, static_cast<std::size_t>(last + 1));
-  order_front(shape, cached);
+  order_front(shape, cached.front, cached.front_slopes);
 }
 
-// The GEMM search over cached rows, pruned without changing its argmin: the rows below M are
-// ranked from the largest bm down, and the walk stops once streamed_w_floor of a row exceeds the
-// best bytes by more than the rounding of either (1e-12: a pruned candidate's bytes are strictly
-// larger, so it cannot win a tie either). A W-resident candidate (bn = N, bk = K) reads the ideal
-// bytes at every bm below M, by the same arithmetic, so the largest bm's wins among them (larger
-// bm·bn) and the others are skipped. The walk's order does not change the result: the ranking
-// is a total order on distinct tiles. `nothing_fits_at_m`: a bound the caller has that no tile of
-// row edge M fits (that row is then not computed). Past the rows, where the key's certified
-// winner's bm divides M, the result is that winner (settle_gemm).
-// The search at `shape` past its key's settled rows: the certified winner where its bm divides M
-// (and, certified only where bytes are exact, its bytes are), else the best of the front.
 // The bytes the key's certified winner reads at `shape` past the rows, where it answers the search
 // (its bm divides M, or it holds W; certified only where bytes are exact, they are); nullopt
 // where the front must be ranked.
@@ -649,6 +638,8 @@ std::optional<Bytes> winner_bytes(const GemmShape& shape, const TileCache::Rows&
   return std::nullopt;
 }
 
+// The search at `shape` past its key's settled rows: the certified winner where its bm divides M
+// (and, certified only where bytes are exact, its bytes are), else the best of the front.
 std::optional<TiledTraffic> past_rows_search(const GemmShape& shape, const TileCache::Rows& cached,
                                              TileCache& cache) {
   if (const auto bytes = winner_bytes(shape, cached)) {
@@ -657,17 +648,8 @@ std::optional<TiledTraffic> past_rows_search(const GemmShape& shape, const TileC
     answer.bytes = *bytes;
     return answer;
   }
-  // The front by its slopes: once a candidate's least bytes exceed the best by more than their
-  // rounding (kMargin), so do every later one's, and they read strictly more.
   std::optional<TiledTraffic> best;
-  const double per_slope = shape.batch * static_cast<double>(shape.m);
-  for (std::size_t index = 0; index < cached.front.size(); ++index) {
-    if (best && per_slope * cached.front_slopes[index] > best->bytes.si() * kMargin) {
-      break;
-    }
-    const TiledTraffic& candidate = cached.front[index];
-    keep_better(candidate, gemm_bytes(shape, candidate), best);
-  }
+  rank_front(shape, cached.front, cached.front_slopes, best);
   return best;
 }
 
@@ -690,6 +672,12 @@ double least_at_row_edge_m(const GemmShape& shape, const TileBudget& budget) {
                         shape.w_element_bytes * k * n * w_reads + shape.out_element_bytes * m * n);
 }
 
+// The GEMM search over cached rows, pruned without changing its argmin (the ranking is a total
+// order on distinct tiles, so the order of the walk does not matter either). Past the rows, where
+// the key's certified winner's bm divides M, the result is that winner (settle_gemm), else the
+// best of the key's front. Before, the front of the rows below M (pruned by slope), then the row
+// at M unless `nothing_fits_at_m` (a bound the caller has that no tile of row edge M fits) or
+// `least_at_m` (a floor of that row's bytes) exceeds the best below M.
 template <typename RowAt>
 std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache& cache,
                                                const TileCache::Key& key, bool nothing_fits_at_m,
@@ -718,9 +706,6 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
   }
   std::optional<TiledTraffic> best;
   const auto bytes_of = [&](const TiledTraffic& candidate) { return gemm_bytes(shape, candidate); };
-  const auto consider = [&](const TiledTraffic& candidate) {
-    keep_better(candidate, bytes_of(candidate), best);
-  };
   // The row at M last, and only where a tile there may read no more than the best below M:
   // least_at_m bounds its bytes from below by gemm_bytes' own arithmetic, so a row it skips
   // reads strictly more (and loses ties too). The order does not change the argmin.
@@ -733,28 +718,16 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
   if (last < 0) {
     return rank_row_at_m();
   }
-  const int w_resident_row = cached.w_resident_at_or_below[static_cast<std::size_t>(last)];
-  if (w_resident_row >= 0) {
-    const TileRow& row = cached.rows[static_cast<std::size_t>(w_resident_row)];
-    for (int index = 0; index < row.count; ++index) {
-      if (row.candidates[static_cast<std::size_t>(index)].w_resident) {
-        consider(row.candidates[static_cast<std::size_t>(index)]);
-      }
-    }
+  // The rows below M by their front, found once per last row: every candidate there has bm < M
+  // (rows are only appended below the M that asks for them: X is never resident), so a
+  // candidate another reads no more X and W than, and loses ties to, loses at every M, as past
+  // the rows.
+  if (cached.front_below_last != last) {
+    cached.front_below = past_rows_front(shape, cached.rows, static_cast<std::size_t>(last + 1));
+    order_front(shape, cached.front_below, cached.front_below_slopes);
+    cached.front_below_last = last;
   }
-  constexpr double kRounding = 1.0 - 1e-12;
-  for (int row_index = last; row_index >= 0; --row_index) {
-    if (best &&
-        streamed_w_floor(shape, std::int64_t{1} << row_index).si() * kRounding > best->bytes.si()) {
-      break;
-    }
-    const TileRow& row = cached.rows[static_cast<std::size_t>(row_index)];
-    for (int index = 0; index < row.count; ++index) {
-      if (!row.candidates[static_cast<std::size_t>(index)].w_resident) {
-        consider(row.candidates[static_cast<std::size_t>(index)]);
-      }
-    }
-  }
+  rank_front(shape, cached.front_below, cached.front_below_slopes, best);
   return rank_row_at_m();
 }
 

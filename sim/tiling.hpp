@@ -123,8 +123,6 @@ class TileCache {
     std::vector<TileRow> rows;
     /// The last row has no candidate: neither has any larger bm below M (footprints grow with bm).
     bool ended = false;
-    /// Per row: the largest row index at or below it with a W-resident candidate, or −1.
-    std::vector<int> w_resident_at_or_below;
     /// Whether one tile wins every search this key settles (a GEMM's past the rows where the
     /// tile's bm divides M: see best_gemm_tile; every flash search of the key), found once.
     enum class Settled : std::uint8_t { untried, certified, certified_if_exact, refused };
@@ -137,6 +135,12 @@ class TileCache {
     /// Per candidate of `front`, ascending: bytes per M·batch it reads at least (X's and the
     /// output's, and a streamed W's at M/bm reads), which prunes the ranking.
     std::vector<double> front_slopes;
+    /// Before the rows end (a tile of row edge M fits): the front of rows 0 … front_below_last,
+    /// the rows below M of the last search, ordered by its slopes, which searches at every M
+    /// with the same rows below it rank (then the row at M itself).
+    std::vector<TiledTraffic> front_below;
+    std::vector<double> front_below_slopes;
+    int front_below_last = -1;
   };
   Rows* rows(const Key& key);
   /// Searches answered by their key's settled winner (no ranking): how much a sweep reuses.
