@@ -36,16 +36,19 @@ std::vector<GroupCritical> group_criticals(const OpGraph& graph, const CostTable
 // which its graph tensors already carry (their batch axis), so add the difference. KV cache: the
 // cache writes of one run of each stage (count / steps = layers).
 // Weights, KV cache and activations at the graph's current sizes (weights_and_cache's, before the
-// weight fraction).
-Footprint footprint(const FootprintPlan& plan) {
+// weight fraction); the activations summed unless given.
+Footprint footprint(const FootprintPlan& plan, const Bytes* activations) {
   Footprint result;
   result.weights = plan.weights;
+  if (activations != nullptr) {
+    result.activations = *activations;
+  }
   for (const FootprintPlan::Visit& visit : plan.visits) {
     const double runs = static_cast<double>(visit.op->count) / visit.steps;
     for (const Tensor* tensor : visit.kv_cache) {
       result.kv_cache += tensor->bytes() * runs;
     }
-    if (visit.working_set) {
+    if (visit.working_set && activations == nullptr) {
       Bytes working;
       for (const Tensor* tensor : visit.activations) {
         working += tensor->bytes();
@@ -175,11 +178,21 @@ FootprintPlan plan_footprint(const Scenario& scenario, const OpGraph& graph,
   return plan;
 }
 
-Footprint weights_and_cache(const FootprintPlan& plan) {
-  Footprint memory = footprint(plan);
+namespace {
+
+Footprint weights_and_cache(const FootprintPlan& plan, const Bytes* activations) {
+  Footprint memory = footprint(plan, activations);
   memory.weights = memory.weights * plan.weight_fraction;
   memory.capacity = plan.capacity;
   return memory;
+}
+
+}  // namespace
+
+Footprint weights_and_cache(const FootprintPlan& plan) { return weights_and_cache(plan, nullptr); }
+
+Footprint weights_and_cache(const FootprintPlan& plan, Bytes activations) {
+  return weights_and_cache(plan, &activations);
 }
 
 Footprint weights_and_cache(const Scenario& scenario, const OpGraph& graph,

@@ -99,6 +99,9 @@ FootprintPlan plan_footprint(const Scenario& scenario, const OpGraph& graph,
 /// An inference run's footprint: weights (× the plan's weight fraction), KV cache and the largest
 /// working set, against the main memory.
 Footprint weights_and_cache(const FootprintPlan& plan);
+/// The same with the largest working set given (its visits' activations not summed): where the
+/// caller knows it exactly (a batch line: affine in the batch).
+Footprint weights_and_cache(const FootprintPlan& plan, Bytes activations);
 /// The same from the graph; `order` is its topological order.
 Footprint weights_and_cache(const Scenario& scenario, const OpGraph& graph,
                             const std::vector<OpGraph::Vertex>& order,

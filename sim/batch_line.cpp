@@ -107,6 +107,23 @@ constexpr double kUnitsPerByte = 0x1p7;
 
 }  // namespace
 
+// A figure at the probes as constant + slope · m at probe multiple m, in units of 2⁻⁷ B, where
+// every probe's figure is exact (below kExactBytes, whole in units) and on that line.
+BatchLine::AffineBytes BatchLine::affine_fit(const std::vector<double>& at_probes) {
+  std::vector<std::int64_t> units;
+  bool exact = true;
+  for (const double bytes : at_probes) {
+    const double in_units = bytes * kUnitsPerByte;
+    exact = exact && bytes >= 0.0 && bytes < kExactBytes && in_units == std::floor(in_units);
+    units.push_back(exact ? static_cast<std::int64_t>(in_units) : 0);
+  }
+  AffineBytes fit{2 * units[0] - units[1], units[1] - units[0], exact};
+  for (std::size_t probe = 0; probe < units.size(); ++probe) {
+    fit.affine = fit.affine && fit.constant + fit.slope * kProbeMultiples[probe] == units[probe];
+  }
+  return fit;
+}
+
 // Each row's ideal bytes as constant + slope · m at probe multiple m: op_bytes is a sum over
 // tensors of widths × products of sizes, each size constant or ∝ the batch, so it is a
 // polynomial in the batch, affine unless a tensor has two scaled axes (quadratic: it then
@@ -116,29 +133,52 @@ std::vector<BatchLine::AffineBytes> BatchLine::affine_ideal_bytes(
     const std::vector<ShardedGraph>& probes, const std::vector<OpGraph::Vertex>& order) {
   std::vector<AffineBytes> rows;
   for (const OpGraph::Vertex vertex : order) {
-    std::vector<std::int64_t> at_probes;
-    bool exact = true;
+    std::vector<double> at_probes;
     for (const ShardedGraph& probe : probes) {
-      const double bytes = op_bytes(probe.graph.op(vertex)).si();
-      const double units = bytes * kUnitsPerByte;
-      exact = exact && bytes >= 0.0 && bytes < kExactBytes && units == std::floor(units);
-      at_probes.push_back(exact ? static_cast<std::int64_t>(units) : 0);
+      at_probes.push_back(op_bytes(probe.graph.op(vertex)).si());
     }
-    AffineBytes bytes{2 * at_probes[0] - at_probes[1], at_probes[1] - at_probes[0], exact};
-    for (std::size_t probe = 0; probe < probes.size(); ++probe) {
-      bytes.affine =
-          bytes.affine && bytes.constant + bytes.slope * kProbeMultiples[probe] == at_probes[probe];
-    }
-    rows.push_back(bytes);
+    rows.push_back(affine_fit(at_probes));
   }
   return rows;
+}
+
+// The activation bytes of each working-set visit of the footprint (inputs, then outputs, summed
+// as footprint() sums them: sizes ∝ the batch or constant, so affine as op_bytes is).
+std::optional<std::vector<BatchLine::AffineBytes>> BatchLine::affine_working_sets(
+    const Scenario& scenario, const std::vector<ShardedGraph>& probes,
+    const std::vector<OpGraph::Vertex>& order, const ParameterCount& parameters,
+    const Roofs& roofs) {
+  std::vector<FootprintPlan> plans;
+  for (const ShardedGraph& probe : probes) {
+    plans.push_back(plan_footprint(scenario, probe.graph, order, parameters, 1.0, roofs));
+  }
+  std::vector<AffineBytes> working_sets;
+  for (std::size_t visit = 0; visit < plans[0].visits.size(); ++visit) {
+    const FootprintPlan::Visit& first = plans[0].visits[visit];
+    if (!first.kv_cache.empty() || !first.per_batch_weights.empty()) {
+      return std::nullopt;
+    }
+    if (!first.working_set) {
+      continue;
+    }
+    std::vector<double> at_probes;
+    for (const FootprintPlan& plan : plans) {
+      Bytes working;
+      for (const Tensor* tensor : plan.visits[visit].activations) {
+        working += tensor->bytes();
+      }
+      at_probes.push_back(working.si());
+    }
+    working_sets.push_back(affine_fit(at_probes));
+  }
+  return working_sets;
 }
 
 // constant + slope · batch / probe_batch_ in whole units (the product in 64 bits, the quotient
 // whole: the figure is a sum of multiples of 2⁻⁷ B), then in bytes, where it is below
 // kExactBytes: op_bytes sums the same figure exactly there (each term and partial sum below it),
 // so the two agree bit for bit.
-std::optional<Bytes> BatchLine::ideal_bytes(const AffineBytes& bytes, std::int64_t batch) const {
+std::optional<Bytes> BatchLine::bytes_at(const AffineBytes& bytes, std::int64_t batch) const {
   std::int64_t scaled = 0;
   if (!bytes.affine || __builtin_mul_overflow(bytes.slope, batch, &scaled) ||
       scaled % probe_batch_ != 0) {
@@ -150,6 +190,21 @@ std::optional<Bytes> BatchLine::ideal_bytes(const AffineBytes& bytes, std::int64
     return std::nullopt;
   }
   return Bytes(value);
+}
+
+std::optional<Bytes> BatchLine::activations_at(std::int64_t batch) const {
+  if (!working_sets_) {
+    return std::nullopt;
+  }
+  Bytes largest;
+  for (const AffineBytes& working : *working_sets_) {
+    const auto bytes = bytes_at(working, batch);
+    if (!bytes) {
+      return std::nullopt;
+    }
+    largest = std::max(largest, *bytes);
+  }
+  return largest;
 }
 
 // The table rows whose ops hold a scaled number, in row order.
@@ -247,6 +302,7 @@ BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
   }
   order_ = probes[0].graph.topological_order();
   ideal_ = affine_ideal_bytes(probes, order_);
+  working_sets_ = affine_working_sets(scenario_, probes, order_, parameters_, roofs_);
   graph_ = std::move(probes[0].graph);
   scaled_rows_ = rows_of(graph_, order_, scaled_);
   weight_fraction_ = probes[0].weight_fraction;
@@ -297,13 +353,15 @@ const BatchLine::Point* BatchLine::evaluate(std::int64_t batch, Workspace& works
     }
   }
   for (std::size_t row = 0; row < ideal_.size(); ++row) {
-    workspace.plan_.ops[row].ideal_bytes = ideal_bytes(ideal_[row], batch);
+    workspace.plan_.ops[row].ideal_bytes = bytes_at(ideal_[row], batch);
   }
   recost_times(workspace.graph_, workspace.plan_, roofs_, scenario_.tiles, workspace.cache,
                workspace.table_, workspace.costed_ ? &scaled_rows_ : nullptr);
   workspace.costed_ = true;
   compute_time_totals(workspace.table_, workspace.point_.total);
-  workspace.point_.footprint = weights_and_cache(workspace.footprint_);
+  const auto activations = activations_at(batch);
+  workspace.point_.footprint = activations ? weights_and_cache(workspace.footprint_, *activations)
+                                           : weights_and_cache(workspace.footprint_);
   return &workspace.point_;
 }
 

@@ -86,8 +86,16 @@ class BatchLine {
   };
   static std::vector<AffineBytes> affine_ideal_bytes(const std::vector<ShardedGraph>& probes,
                                                      const std::vector<OpGraph::Vertex>& order);
-  [[nodiscard]] std::optional<Bytes> ideal_bytes(const AffineBytes& bytes,
-                                                 std::int64_t batch) const;
+  static AffineBytes affine_fit(const std::vector<double>& at_probes);
+  /// Each working-set visit's activation bytes (FootprintPlan::Visit), likewise; nullopt where a
+  /// visit counts KV cache or per-batch weights (the footprint is then summed whole).
+  static std::optional<std::vector<AffineBytes>> affine_working_sets(
+      const Scenario& scenario, const std::vector<ShardedGraph>& probes,
+      const std::vector<OpGraph::Vertex>& order, const ParameterCount& parameters,
+      const Roofs& roofs);
+  [[nodiscard]] std::optional<Bytes> bytes_at(const AffineBytes& bytes, std::int64_t batch) const;
+  /// The largest working set at `batch` (the max of working_sets_), where every one is exact.
+  [[nodiscard]] std::optional<Bytes> activations_at(std::int64_t batch) const;
 
   static std::vector<std::size_t> rows_of(OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
                                           const std::vector<Scaled>& scaled);
@@ -103,7 +111,8 @@ class BatchLine {
   /// The table rows (positions in order_) of the ops with a scaled number: the others (an FSDP
   /// weight's all-gather) cost the same at every batch and are costed once per workspace.
   std::vector<std::size_t> scaled_rows_;
-  std::vector<AffineBytes> ideal_;  ///< per table row
+  std::vector<AffineBytes> ideal_;                        ///< per table row
+  std::optional<std::vector<AffineBytes>> working_sets_;  ///< affine_working_sets
   std::string why_;
 };
 
