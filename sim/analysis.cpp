@@ -32,11 +32,11 @@ std::vector<GroupCritical> group_criticals(const OpGraph& graph, const CostTable
   return result;
 }
 
-// Weights: every parameter once in the weight dtype; a per-batch group holds `batch` copies,
-// which its graph tensors already carry (their batch axis), so add the difference. KV cache: the
-// cache writes of one run of each stage (count / steps = layers).
 // Weights, KV cache and activations at the graph's current sizes (weights_and_cache's, before the
-// weight fraction); the activations summed unless given.
+// weight fraction); the activations summed unless given. Weights: every parameter once in the
+// weight dtype; a per-batch group holds `batch` copies, which its graph tensors already carry
+// (their batch axis), so add the difference. KV cache: the cache writes of one run of each stage
+// (count / steps = layers).
 Footprint footprint(const FootprintPlan& plan, const Bytes* activations) {
   Footprint result;
   result.weights = plan.weights;

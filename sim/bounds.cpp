@@ -94,7 +94,9 @@ void sum_rows(const OpGraph& graph, const CostTable& table, const Weight& weight
     totals.flops += cost.flops * count;
     totals.bytes += cost.bytes * count;
     totals.ideal_bytes += cost.ideal_bytes * count;
-    for (std::size_t tier = 0; tier < totals.bytes_by_tier.size(); ++tier) {
+    // A row re-costed into the times alone (recost_times) has no tiers to add.
+    for (std::size_t tier = 0; tier < std::min(totals.bytes_by_tier.size(), cost.tiers.size());
+         ++tier) {
       totals.bytes_by_tier[tier].second += cost.tiers[tier].bytes * count;
     }
     const Op& op = graph.op(table.order[row]);

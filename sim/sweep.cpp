@@ -242,13 +242,14 @@ class Evaluator {
     }
     std::vector<Base> loaded(batch_axis_ ? combinations : 0);
     std::vector<std::vector<std::string>> keys(loaded.size());
+    // Index 0 (first on one thread) validates the baseline; base b is index b + 1.
     parallel_indexed<char>(threads, loaded.size() + 1, [&](std::size_t index, char&) {
-      if (index == loaded.size()) {
+      if (index == 0) {
         load_scenario(path_, overrides_);  // throws the baseline's error
         return;
       }
-      keys[index] = base_values(index);
-      loaded[index] = load_base(index, keys[index]);
+      keys[index - 1] = base_values(index - 1);
+      loaded[index - 1] = load_base(index - 1, keys[index - 1]);
     });
     for (std::size_t index = 0; index < loaded.size(); ++index) {
       bases_.emplace(std::move(keys[index]), std::move(loaded[index]));

@@ -674,10 +674,10 @@ double least_at_row_edge_m(const GemmShape& shape, const TileBudget& budget) {
 
 // The GEMM search over cached rows, pruned without changing its argmin (the ranking is a total
 // order on distinct tiles, so the order of the walk does not matter either). Past the rows, where
-// the key's certified winner's bm divides M, the result is that winner (settle_gemm), else the
-// best of the key's front. Before, the front of the rows below M (pruned by slope), then the row
-// at M unless `nothing_fits_at_m` (a bound the caller has that no tile of row edge M fits) or
-// `least_at_m` (a floor of that row's bytes) exceeds the best below M.
+// the key's certified winner's bm divides M (or it holds W), the result is that winner
+// (settle_gemm), else the best of the key's front. Before, the front of the rows below M (pruned by
+// slope), then the row at M unless `nothing_fits_at_m` (a bound the caller has that no tile of row
+// edge M fits) or `least_at_m` (a floor of that row's bytes) exceeds the best below M.
 template <typename RowAt>
 std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache& cache,
                                                const TileCache::Key& key, bool nothing_fits_at_m,
@@ -692,7 +692,7 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
   }
   const int last = std::min(top, static_cast<int>(cached.rows.size()) - (cached.ended ? 2 : 1));
   // Past the rows: every row below M is cached and none of row edge M fits. (Not settled at a
-  // batch of 0, which ties every candidate at 0 bytes: such a search ranks every row.)
+  // batch of 0, which ties every candidate at 0 bytes: such a search ranks the rows' front.)
   if (nothing_fits_at_m && cached.ended && last >= 0 && shape.batch > 0.0 &&
       last + 2 == static_cast<int>(cached.rows.size())) {
     if (cached.settled == Settled::untried) {

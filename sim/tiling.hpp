@@ -113,7 +113,7 @@ struct TileRow {
 class TileCache {
  public:
   TileCache() = default;
-  /// Not copyable: the front's pointers would point into the other cache's rows.
+  /// Not copyable: the copy's recent-key slots would point into this cache's rows.
   TileCache(const TileCache&) = delete;
   TileCache& operator=(const TileCache&) = delete;
   ~TileCache() = default;

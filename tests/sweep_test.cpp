@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace {
@@ -114,6 +116,28 @@ TEST_CASE("invalid points are reported, a cancelled sweep keeps what it finished
                                      rsim::parse_sweep_axis("workload.batch=4", "--over")},
                                     "", {}),
                     Catch::Contains("varies workload.batch twice"));
+}
+
+TEST_CASE("a sweep of a bad scenario file is one error naming file:line on any thread count",
+          "[sweep]") {
+  // The baseline is validated with the bases (in parallel): its error, not one per base or point.
+  const auto path = std::filesystem::temp_directory_path() / "rsim_sweep_bad_baseline.yaml";
+  {
+    std::ofstream file(path);
+    file << "name: bad\nhardware: h100_sxm\nmodel: llama3_8b\n"
+            "workload: {phase: prefill, batch: 1, seq_len: 2048}\nprecision: bf17\n";
+  }
+  for (const std::int64_t threads : {1, 2}) {
+    rsim::SweepOptions options;
+    options.threads = threads;
+    CHECK_THROWS_WITH(
+        rsim::run_sweep(path, {},
+                        {rsim::parse_sweep_axis("workload.batch=1..64", "--over"),
+                         rsim::parse_sweep_axis("precision=bf16,fp8", "--over")},
+                        "", {}, options),
+        Catch::Contains("rsim_sweep_bad_baseline.yaml:5:") && Catch::Contains("bf17"));
+  }
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("the sweep's CSV: a header, one row per point, errors quoted per RFC 4180", "[sweep]") {

@@ -510,6 +510,7 @@ TEST_CASE("a search kept past its rows answers later ones as the exhaustive sear
   SmallBudgetKeys keys{std::mt19937_64(20261201)};
   std::mt19937_64& random = keys.random;
   int answered = 0;
+  int winner_bytes = 0;
   for (int trial = 0; trial < 300; ++trial) {
     auto [shape, budget] = keys.next();
     shape.batch = 1.0;
@@ -533,13 +534,23 @@ TEST_CASE("a search kept past its rows answers later ones as the exhaustive sear
     for (int step = 0; step < 12; ++step) {
       shape.m += 1 + static_cast<std::int64_t>(random() % (std::uint64_t{1} << (random() % 14)));
       shape.batch = step == 5 ? 0.0 : step == 6 ? 7.0 : 1.0;
-      exhaustive::require_same(rsim::settled_search(tiles, shape, cache),
-                               exhaustive::gemm(shape, budget));
+      const auto best = exhaustive::gemm(shape, budget);
+      exhaustive::require_same(rsim::settled_search(tiles, shape, cache), best);
       ++answered;
+      // Where the winner answers, its bytes alone (a batch line's tiers) are the same figure.
+      if (const auto bytes = rsim::settled_tile_bytes(tiles, shape, budget, cache)) {
+        REQUIRE(best.has_value());
+        REQUIRE(bytes->si() == best->bytes.si());
+        ++winner_bytes;
+      }
       if (panels.rows != nullptr) {
-        exhaustive::require_same(rsim::settled_search(panels, shape, cache),
-                                 exhaustive::panels(shape, budget.capacity));
+        const auto best_panels = exhaustive::panels(shape, budget.capacity);
+        exhaustive::require_same(rsim::settled_search(panels, shape, cache), best_panels);
         ++answered;
+        if (const auto bytes = rsim::settled_panel_bytes(panels, shape, budget.capacity, cache)) {
+          REQUIRE(best_panels.has_value());
+          REQUIRE(bytes->si() == best_panels->bytes.si());
+        }
       }
     }
     // Below its M, with another cache or for another N, it does not answer (the caller's search
@@ -553,8 +564,11 @@ TEST_CASE("a search kept past its rows answers later ones as the exhaustive sear
     shape.n += 1;
     REQUIRE_FALSE(rsim::settled_search(tiles, shape, cache));
   }
-  // Every tile search, and most panel searches (300 × 12 × 2 = 7200 at most).
+  // Every tile search, and most panel searches (300 × 12 × 2 = 7200 at most); the winner answers
+  // some tile searches by its bytes alone (where its bm divides M or it holds W).
   REQUIRE(answered > 300 * 12 * 3 / 2);
+  INFO("answered by the winner's bytes: " << winner_bytes);
+  REQUIRE(winner_bytes > 100);
 }
 
 TEST_CASE("a cached search ranks the row at bm = M only where it may win", "[tiling]") {
