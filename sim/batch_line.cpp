@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <iterator>
+#include <numeric>
 
 namespace rsim {
 namespace {
@@ -117,7 +118,7 @@ BatchLine::AffineBytes BatchLine::affine_fit(const std::vector<double>& at_probe
     exact = exact && bytes >= 0.0 && bytes < kExactBytes && in_units == std::floor(in_units);
     units.push_back(exact ? static_cast<std::int64_t>(in_units) : 0);
   }
-  AffineBytes fit{2 * units[0] - units[1], units[1] - units[0], exact};
+  AffineBytes fit{2 * units[0] - units[1], units[1] - units[0], exact, {}};
   for (std::size_t probe = 0; probe < units.size(); ++probe) {
     fit.affine = fit.affine && fit.constant + fit.slope * kProbeMultiples[probe] == units[probe];
   }
@@ -178,13 +179,33 @@ std::optional<std::vector<BatchLine::AffineBytes>> BatchLine::affine_working_set
 // whole: the figure is a sum of multiples of 2⁻⁷ B), then in bytes, where it is below
 // kExactBytes: op_bytes sums the same figure exactly there (each term and partial sum below it),
 // so the two agree bit for bit.
-std::optional<Bytes> BatchLine::bytes_at(const AffineBytes& bytes, std::int64_t batch) const {
-  std::int64_t scaled = 0;
-  if (!bytes.affine || __builtin_mul_overflow(bytes.slope, batch, &scaled) ||
-      scaled % probe_batch_ != 0) {
+BatchLine::Proportion BatchLine::proportion(std::int64_t at_probe) const {
+  const std::int64_t divisor = std::gcd(at_probe, probe_batch_);
+  return {probe_batch_ / divisor, at_probe / divisor};
+}
+
+std::optional<std::int64_t> BatchLine::at_batch(const Proportion& whole, std::int64_t batch,
+                                                std::pair<std::int64_t, std::int64_t>& last) {
+  if (last.first != whole.step) {
+    if (batch % whole.step != 0) {
+      return std::nullopt;
+    }
+    last = {whole.step, batch / whole.step};
+  }
+  std::int64_t value = 0;
+  if (__builtin_mul_overflow(whole.per_step, last.second, &value)) {
     return std::nullopt;
   }
-  const std::int64_t units = bytes.constant + scaled / probe_batch_;
+  return value;
+}
+
+std::optional<Bytes> BatchLine::bytes_at(const AffineBytes& bytes, std::int64_t batch) const {
+  std::pair<std::int64_t, std::int64_t> last{0, 0};
+  const auto scaled = bytes.affine ? at_batch(bytes.per_batch, batch, last) : std::nullopt;
+  if (!scaled) {
+    return std::nullopt;
+  }
+  const std::int64_t units = bytes.constant + *scaled;
   const double value = static_cast<double>(units) / kUnitsPerByte;
   if (units < 0 || !(value < kExactBytes)) {
     return std::nullopt;
@@ -297,12 +318,22 @@ BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
       return;
     }
     if (!constant) {
-      scaled_.push_back({index, value, std::holds_alternative<std::int64_t*>(numbers[0][index])});
+      const bool integer = std::holds_alternative<std::int64_t*>(numbers[0][index]);
+      scaled_.push_back({index, value, integer,
+                         integer ? proportion(static_cast<std::int64_t>(value)) : Proportion{}});
     }
   }
   order_ = probes[0].graph.topological_order();
   ideal_ = affine_ideal_bytes(probes, order_);
   working_sets_ = affine_working_sets(scenario_, probes, order_, parameters_, roofs_);
+  for (AffineBytes& bytes : ideal_) {
+    bytes.per_batch = proportion(bytes.slope);
+  }
+  if (working_sets_) {
+    for (AffineBytes& bytes : *working_sets_) {
+      bytes.per_batch = proportion(bytes.slope);
+    }
+  }
   graph_ = std::move(probes[0].graph);
   scaled_rows_ = rows_of(graph_, order_, scaled_);
   weight_fraction_ = probes[0].weight_fraction;
@@ -329,16 +360,16 @@ std::unique_ptr<BatchLine::Workspace> BatchLine::workspace() const {
 const BatchLine::Point* BatchLine::evaluate(std::int64_t batch, Workspace& workspace) const {
   RSIM_CHECK(usable() && batch >= 1, "evaluating a batch line that is not usable");
   RSIM_CHECK(workspace.line_ == this, "a batch line's workspace used with another (or moved) line");
+  std::pair<std::int64_t, std::int64_t> last_step{0, 0};
   for (std::size_t index = 0; index < scaled_.size(); ++index) {
     const Scaled& scaled = scaled_[index];
     const NumberRef& number = workspace.scaled_[index];
     if (scaled.integer) {
-      std::int64_t product = 0;
-      if (__builtin_mul_overflow(static_cast<std::int64_t>(scaled.at_probe), batch, &product) ||
-          product % probe_batch_ != 0) {
+      const auto value = at_batch(scaled.whole, batch, last_step);
+      if (!value) {
         return nullptr;
       }
-      *std::get<std::int64_t*>(number) = product / probe_batch_;
+      *std::get<std::int64_t*>(number) = *value;
       continue;
     }
     // Byte counts are elements × a dyadic width (every dtype's bytes per element is k/2ʲ, j ≤ 7:

@@ -70,10 +70,17 @@ class BatchLine {
   [[nodiscard]] const Point* evaluate(std::int64_t batch, Workspace& workspace) const;
 
  private:
+  /// at_probe · batch / probe_batch_ as per_step · (batch / step), the fraction reduced: whole
+  /// exactly where step divides the batch, with no division by probe_batch_ per point.
+  struct Proportion {
+    std::int64_t step = 1;
+    std::int64_t per_step = 0;
+  };
   struct Scaled {
     std::size_t index = 0;  ///< in the visiting order of every number of the graph
     double at_probe = 0.0;  ///< its value at probe_batch_
     bool integer = false;   ///< a count or size: must stay whole
+    Proportion whole;       ///< integers: at_probe / probe_batch_, reduced
   };
 
   /// An op's ideal bytes (op_bytes) along the line, in units of 2⁻⁷ B (every dtype's width is a
@@ -83,7 +90,13 @@ class BatchLine {
     std::int64_t constant = 0;
     std::int64_t slope = 0;
     bool affine = false;
+    Proportion per_batch;  ///< slope / probe_batch_, reduced
   };
+  [[nodiscard]] Proportion proportion(std::int64_t at_probe) const;
+  /// `whole` at `batch`, nullopt where it is not whole or overflows. `last` keeps the last
+  /// step's quotient (points share few steps: one division each).
+  static std::optional<std::int64_t> at_batch(const Proportion& whole, std::int64_t batch,
+                                              std::pair<std::int64_t, std::int64_t>& last);
   static std::vector<AffineBytes> affine_ideal_bytes(const std::vector<ShardedGraph>& probes,
                                                      const std::vector<OpGraph::Vertex>& order);
   static AffineBytes affine_fit(const std::vector<double>& at_probes);
