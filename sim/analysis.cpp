@@ -32,6 +32,18 @@ std::vector<GroupCritical> group_criticals(const OpGraph& graph, const CostTable
   return result;
 }
 
+}  // namespace
+
+Bytes FootprintPlan::Visit::working_bytes() const {
+  Bytes working;
+  for (const Tensor* tensor : activations) {
+    working += tensor->bytes();
+  }
+  return working;
+}
+
+namespace {
+
 // Weights, KV cache and activations at the graph's current sizes (weights_and_cache's, before the
 // weight fraction); the activations summed unless given. Weights: every parameter once in the
 // weight dtype; a per-batch group holds `batch` copies, which its graph tensors already carry
@@ -49,11 +61,7 @@ Footprint footprint(const FootprintPlan& plan, const Bytes* activations) {
       result.kv_cache += tensor->bytes() * runs;
     }
     if (visit.working_set && activations == nullptr) {
-      Bytes working;
-      for (const Tensor* tensor : visit.activations) {
-        working += tensor->bytes();
-      }
-      result.activations = std::max(result.activations, working);
+      result.activations = std::max(result.activations, visit.working_bytes());
     }
     for (const Tensor* tensor : visit.per_batch_weights) {
       const auto copies = static_cast<double>(tensor->axes.front().size);

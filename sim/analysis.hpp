@@ -85,6 +85,8 @@ struct FootprintPlan {
     bool working_set = false;                ///< its activations count (not fused, no collective)
     std::vector<const Tensor*> activations;  ///< its activation inputs, then outputs
     std::vector<const Tensor*> per_batch_weights;  ///< a per-batch group's weights
+    /// Its activations' bytes at the graph's current sizes, summed in order.
+    [[nodiscard]] Bytes working_bytes() const;
   };
   Bytes weights;  ///< every parameter once, in the weight dtype
   double weight_fraction = 1.0;

@@ -110,7 +110,7 @@ constexpr double kUnitsPerByte = 0x1p7;
 
 // A figure at the probes as constant + slope · m at probe multiple m, in units of 2⁻⁷ B, where
 // every probe's figure is exact (below kExactBytes, whole in units) and on that line.
-BatchLine::AffineBytes BatchLine::affine_fit(const std::vector<double>& at_probes) {
+BatchLine::AffineBytes BatchLine::affine_fit(const std::vector<double>& at_probes) const {
   std::vector<std::int64_t> units;
   bool exact = true;
   for (const double bytes : at_probes) {
@@ -118,7 +118,8 @@ BatchLine::AffineBytes BatchLine::affine_fit(const std::vector<double>& at_probe
     exact = exact && bytes >= 0.0 && bytes < kExactBytes && in_units == std::floor(in_units);
     units.push_back(exact ? static_cast<std::int64_t>(in_units) : 0);
   }
-  AffineBytes fit{2 * units[0] - units[1], units[1] - units[0], exact, {}};
+  AffineBytes fit{2 * units[0] - units[1], units[1] - units[0], exact,
+                  proportion(units[1] - units[0])};
   for (std::size_t probe = 0; probe < units.size(); ++probe) {
     fit.affine = fit.affine && fit.constant + fit.slope * kProbeMultiples[probe] == units[probe];
   }
@@ -131,7 +132,7 @@ BatchLine::AffineBytes BatchLine::affine_fit(const std::vector<double>& at_probe
 // misses the line through the first two probes at the other three, which a polynomial of degree
 // ≤ 4 cannot hide). Checked at every probe, where every figure is exact, in units of 2⁻⁷ B.
 std::vector<BatchLine::AffineBytes> BatchLine::affine_ideal_bytes(
-    const std::vector<ShardedGraph>& probes, const std::vector<OpGraph::Vertex>& order) {
+    const std::vector<ShardedGraph>& probes, const std::vector<OpGraph::Vertex>& order) const {
   std::vector<AffineBytes> rows;
   for (const OpGraph::Vertex vertex : order) {
     std::vector<double> at_probes;
@@ -146,12 +147,10 @@ std::vector<BatchLine::AffineBytes> BatchLine::affine_ideal_bytes(
 // The activation bytes of each working-set visit of the footprint (inputs, then outputs, summed
 // as footprint() sums them: sizes ∝ the batch or constant, so affine as op_bytes is).
 std::optional<std::vector<BatchLine::AffineBytes>> BatchLine::affine_working_sets(
-    const Scenario& scenario, const std::vector<ShardedGraph>& probes,
-    const std::vector<OpGraph::Vertex>& order, const ParameterCount& parameters,
-    const Roofs& roofs) {
+    const std::vector<ShardedGraph>& probes) const {
   std::vector<FootprintPlan> plans;
   for (const ShardedGraph& probe : probes) {
-    plans.push_back(plan_footprint(scenario, probe.graph, order, parameters, 1.0, roofs));
+    plans.push_back(plan_footprint(scenario_, probe.graph, order_, parameters_, 1.0, roofs_));
   }
   std::vector<AffineBytes> working_sets;
   for (std::size_t visit = 0; visit < plans[0].visits.size(); ++visit) {
@@ -164,11 +163,7 @@ std::optional<std::vector<BatchLine::AffineBytes>> BatchLine::affine_working_set
     }
     std::vector<double> at_probes;
     for (const FootprintPlan& plan : plans) {
-      Bytes working;
-      for (const Tensor* tensor : plan.visits[visit].activations) {
-        working += tensor->bytes();
-      }
-      at_probes.push_back(working.si());
+      at_probes.push_back(plan.visits[visit].working_bytes().si());
     }
     working_sets.push_back(affine_fit(at_probes));
   }
@@ -325,15 +320,7 @@ BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
   }
   order_ = probes[0].graph.topological_order();
   ideal_ = affine_ideal_bytes(probes, order_);
-  working_sets_ = affine_working_sets(scenario_, probes, order_, parameters_, roofs_);
-  for (AffineBytes& bytes : ideal_) {
-    bytes.per_batch = proportion(bytes.slope);
-  }
-  if (working_sets_) {
-    for (AffineBytes& bytes : *working_sets_) {
-      bytes.per_batch = proportion(bytes.slope);
-    }
-  }
+  working_sets_ = affine_working_sets(probes);
   graph_ = std::move(probes[0].graph);
   scaled_rows_ = rows_of(graph_, order_, scaled_);
   weight_fraction_ = probes[0].weight_fraction;

@@ -97,15 +97,13 @@ class BatchLine {
   /// step's quotient (points share few steps: one division each).
   static std::optional<std::int64_t> at_batch(const Proportion& whole, std::int64_t batch,
                                               std::pair<std::int64_t, std::int64_t>& last);
-  static std::vector<AffineBytes> affine_ideal_bytes(const std::vector<ShardedGraph>& probes,
-                                                     const std::vector<OpGraph::Vertex>& order);
-  static AffineBytes affine_fit(const std::vector<double>& at_probes);
+  [[nodiscard]] std::vector<AffineBytes> affine_ideal_bytes(
+      const std::vector<ShardedGraph>& probes, const std::vector<OpGraph::Vertex>& order) const;
+  [[nodiscard]] AffineBytes affine_fit(const std::vector<double>& at_probes) const;
   /// Each working-set visit's activation bytes (FootprintPlan::Visit), likewise; nullopt where a
   /// visit counts KV cache or per-batch weights (the footprint is then summed whole).
-  static std::optional<std::vector<AffineBytes>> affine_working_sets(
-      const Scenario& scenario, const std::vector<ShardedGraph>& probes,
-      const std::vector<OpGraph::Vertex>& order, const ParameterCount& parameters,
-      const Roofs& roofs);
+  [[nodiscard]] std::optional<std::vector<AffineBytes>> affine_working_sets(
+      const std::vector<ShardedGraph>& probes) const;
   [[nodiscard]] std::optional<Bytes> bytes_at(const AffineBytes& bytes, std::int64_t batch) const;
   /// The largest working set at `batch` (the max of working_sets_), where every one is exact.
   [[nodiscard]] std::optional<Bytes> activations_at(std::int64_t batch) const;

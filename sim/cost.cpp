@@ -288,12 +288,15 @@ void set_tier(const TiledTraffic& traffic, const InnerTier& inner, TierCost& cos
   cost.panels = traffic.panels;
 }
 
+// The time `tier` takes to serve `bytes` at its bandwidth (zero where it has no figure).
+Seconds tier_time(Bytes bytes, const MemoryTier& tier) {
+  return tier.bandwidth ? bytes / *tier.bandwidth : Seconds(0.0);
+}
+
 // Each tier's time at its bandwidth.
 void time_tiers(const Roofs& roofs, std::vector<TierCost>& costs) {
   for (std::size_t index = 0; index < costs.size(); ++index) {
-    if (const auto& bandwidth = roofs.memory[index].bandwidth) {
-      costs[index].time = costs[index].bytes / *bandwidth;
-    }
+    costs[index].time = tier_time(costs[index].bytes, roofs.memory[index]);
     if (!costs[index].tile) {
       costs[index].tile_tier.clear();
     }
@@ -531,8 +534,7 @@ void write_times(const Op& op, const OpCostPlan& plan, Flops flops, Bytes ideal,
         bytes = *served;
       }
     }
-    const auto& bandwidth = roofs.memory[index].bandwidth;
-    table.times(row, CostTable::tier_column(index)) = bandwidth ? (bytes / *bandwidth).si() : 0.0;
+    table.times(row, CostTable::tier_column(index)) = tier_time(bytes, roofs.memory[index]).si();
   }
   table.counts(row) = static_cast<double>(op.count);
 }
