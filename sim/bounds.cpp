@@ -201,10 +201,10 @@ MemorySide memory_side(const Totals& totals) {
   return {side < totals.t_by_tier.size() ? totals.t_by_tier[side].first : std::string(), time};
 }
 
-std::string bound_label(const Totals& totals) {
+std::string_view bound_label(const Totals& totals) {
   return totals.bound == Bound::memory && !totals.bound_tier.empty()
-             ? totals.bound_tier
-             : std::string(to_string(totals.bound));
+             ? std::string_view(totals.bound_tier)
+             : to_string(totals.bound);
 }
 
 Totals compute_totals(const OpGraph& graph, const CostTable& table) {

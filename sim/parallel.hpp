@@ -34,16 +34,21 @@ ParallelRun parallel_indexed(std::int64_t threads, std::size_t count, const Body
   arena.execute([&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count), [&](const auto& range) {
       State& state = states.local();
+      // Without a progress callback the shared count is added to once per range, not per item:
+      // threads incrementing one atomic per item pass its cache line back and forth.
+      std::size_t finished_here = 0;
       for (std::size_t index = range.begin(); index != range.end(); ++index) {
-        if (cancel != nullptr && cancel->load()) {
-          return;
+        if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+          break;
         }
         body(index, state);
-        const std::size_t finished = ++done;
         if (progress) {
-          progress(finished, count);
+          progress(++done, count);
+        } else {
+          ++finished_here;
         }
       }
+      done += finished_here;
     });
   });
   return {arena.max_concurrency(), done.load()};

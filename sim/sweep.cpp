@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <mutex>
 
 namespace rsim {
 namespace {
@@ -83,15 +84,80 @@ ScenarioOverrides point_overrides(const ScenarioOverrides& base, const std::vect
   return overrides;
 }
 
+// The value of `axis` at grid point `index` of `axes` (the last axis fastest).
+const std::string& grid_value(const std::vector<SweepAxis>& axes, std::size_t index,
+                              std::size_t axis) {
+  for (std::size_t later = axes.size(); --later > axis;) {
+    index /= axes[later].values.size();
+  }
+  return axes[axis].values[index % axes[axis].values.size()];
+}
+
+std::vector<std::string> grid_values(const std::vector<SweepAxis>& axes, std::size_t index) {
+  std::vector<std::string> values;
+  values.reserve(axes.size());
+  for (std::size_t axis = 0; axis < axes.size(); ++axis) {
+    values.push_back(grid_value(axes, index, axis));
+  }
+  return values;
+}
+
 // The key a sweep can vary without re-reading YAML: the batch is validated only as a whole
 // number ≥ 1, so a validated scenario with its batch replaced is what `--set` would build.
 constexpr std::string_view kBatchKey = "workload.batch";
 
-// What one thread of a sweep keeps between points: its tile-search memo and its copies of the
-// batch lines' template graphs (by base), made when it first evaluates a point of that base.
+// The text of a sweep's roofs and errors, each kept once (SweepResult::labels), shared by its
+// threads: a point holds only the index.
+class Labels {
+ public:
+  std::uint32_t intern(std::string_view text) {
+    const std::lock_guard lock(mutex_);
+    const auto found = ids_.find(text);
+    if (found != ids_.end()) {
+      return found->second;
+    }
+    const auto id = static_cast<std::uint32_t>(texts_.size());
+    texts_.emplace_back(text);
+    ids_.emplace(texts_.back(), id);
+    return id;
+  }
+
+  [[nodiscard]] std::string text(std::uint32_t id) {
+    const std::lock_guard lock(mutex_);
+    return texts_.at(id);
+  }
+
+  std::vector<std::string> take() {
+    const std::lock_guard lock(mutex_);
+    ids_.clear();
+    return std::move(texts_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> texts_{""};
+  std::map<std::string, std::uint32_t, std::less<>> ids_{{"", 0}};
+};
+
+// What one thread of a sweep keeps between points: its tile-search memo, its copies of the
+// batch lines' template graphs (by base), made when it first evaluates a point of that base, and
+// the roof labels it has met (a handful: compute, network, the memory tiers), found without the
+// shared table's lock.
 struct SweepThread {
   TileCache cache;
   std::vector<std::unique_ptr<BatchLine::Workspace>> workspaces;
+  std::vector<std::pair<std::string, std::uint32_t>> roofs;
+
+  std::uint32_t roof(const Totals& totals, Labels& labels) {
+    const std::string_view label = bound_label(totals);
+    for (const auto& [text, id] : roofs) {
+      if (text == label) {
+        return id;
+      }
+    }
+    roofs.emplace_back(label, labels.intern(label));
+    return roofs.back().second;
+  }
 
   BatchLine::Workspace& workspace(std::size_t base, const BatchLine& line) {
     if (workspaces.size() <= base) {
@@ -125,10 +191,17 @@ class Evaluator {
     load_bases(threads);
   }
 
-  /// `thread`: what the calling thread keeps between points.
+  /// The point at `values` (one per axis, any values: the crossover search asks between grid
+  /// values). `thread`: what the calling thread keeps between points.
   [[nodiscard]] SweepPoint evaluate(const std::vector<std::string>& values,
                                     SweepThread& thread) const {
-    return evaluate_on(values, base_for(values), thread);
+    SweepPoint point;
+    if (const Base* base = base_for(values)) {
+      evaluate_batch(*base, *parse_integer(values[*batch_axis_]), point, thread);
+    } else {
+      evaluate_values(values, point, thread);
+    }
+    return point;
   }
 
   /// The grid index (the last axis fastest) of the `position`th point in evaluation order: the
@@ -156,25 +229,37 @@ class Evaluator {
     return index;
   }
 
-  /// Grid point `index` (the last axis fastest): its base found by arithmetic, not by its values.
-  [[nodiscard]] SweepPoint evaluate_grid(std::size_t index, SweepThread& thread) const {
-    std::vector<std::string> values(axes_.size());
-    std::size_t base_id = 0;
-    std::size_t base_stride = 1;
-    std::optional<std::int64_t> batch;
-    for (std::size_t axis = axes_.size(); axis-- > 0;) {
-      const std::size_t value = index % axes_[axis].values.size();
-      index /= axes_[axis].values.size();
-      values[axis] = axes_[axis].values[value];
-      if (axis == batch_axis_) {
-        batch = batch_values_[value];
-      } else {
-        base_id += value * base_stride;
-        base_stride *= axes_[axis].values.size();
+  /// The text of a point's roof or error.
+  [[nodiscard]] std::string label(std::uint32_t id) const { return labels_.text(id); }
+  /// Every label so far, by id, for the result (none may be added after).
+  [[nodiscard]] std::vector<std::string> take_labels() const { return labels_.take(); }
+
+  /// Fills grid point `index` (the last axis fastest): its base and batch found by arithmetic,
+  /// not by its values, which are built only for a point the bases do not cover.
+  void evaluate_grid(std::size_t index, SweepPoint& point, SweepThread& thread) const {
+    if (batch_axis_) {
+      std::size_t rest = index;
+      std::size_t base_id = 0;
+      std::size_t base_stride = 1;
+      std::size_t batch_value = 0;
+      for (std::size_t axis = axes_.size(); axis-- > 0;) {
+        const std::size_t size = axes_[axis].values.size();
+        const std::size_t value = rest % size;
+        rest /= size;
+        if (axis == *batch_axis_) {
+          batch_value = value;
+        } else {
+          base_id += value * base_stride;
+          base_stride *= size;
+        }
+      }
+      const std::optional<std::int64_t> batch = batch_values_[batch_value];
+      if (batch && *batch >= 1) {
+        evaluate_batch(*base_by_id_[base_id], *batch, point, thread);
+        return;
       }
     }
-    const Base* base = batch && *batch >= 1 ? base_by_id_[base_id] : nullptr;
-    return evaluate_on(std::move(values), base, thread);
+    evaluate_values(grid_values(axes_, index), point, thread);
   }
 
  private:
@@ -187,45 +272,57 @@ class Evaluator {
     std::string error;
   };
 
-  // `base`: the point's base if its batch is a whole number ≥ 1, else nullptr (the slow path,
-  // which reports a bad value exactly as --set does).
-  [[nodiscard]] SweepPoint evaluate_on(std::vector<std::string> values, const Base* base,
-                                       SweepThread& thread) const {
-    SweepPoint point;
-    point.values = std::move(values);
+  // A point of a loaded base at `batch` ≥ 1: along its batch line where the line answers, else
+  // analyze() on the base's scenario with the batch replaced.
+  void evaluate_batch(const Base& base, std::int64_t batch, SweepPoint& point,
+                      SweepThread& thread) const {
     point.evaluated = true;
-    try {
-      if (base != nullptr) {
-        if (!base->error.empty()) {
-          point.error = base->error;
-          return point;
-        }
-        const std::int64_t batch = *parse_integer(point.values[*batch_axis_]);
-        if (base->line && base->line->usable()) {
-          if (const auto* fast =
-                  base->line->evaluate(batch, thread.workspace(base->id, *base->line))) {
-            point.total = sweep_figures(fast->total);
-            point.footprint = fast->footprint;
-            return point;
-          }
-        }
-        Scenario scenario = *base->scenario;
-        scenario.workload.batch = batch;
-        fill(point, analyze(std::move(scenario), *base->roofs, &thread.cache));
-        return point;
-      }
-      Scenario scenario = load_scenario(path_, point_overrides(overrides_, axes_, point.values));
-      Roofs roofs = scenario_roofs(scenario, mode_, roofs_);
-      fill(point, analyze(std::move(scenario), std::move(roofs), &thread.cache));
-    } catch (const InputError& error) {
-      point.error = error.what();
+    if (!base.error.empty()) {
+      point.error = labels_.intern(base.error);
+      return;
     }
-    return point;
+    try {
+      if (base.line && base.line->usable()) {
+        if (const auto* fast = base.line->evaluate(batch, thread.workspace(base.id, *base.line))) {
+          fill(point, fast->total, fast->footprint, thread);
+          return;
+        }
+      }
+      Scenario scenario = *base.scenario;
+      scenario.workload.batch = batch;
+      const RunResult run = analyze(std::move(scenario), *base.roofs, &thread.cache);
+      fill(point, run.bounds.total, run.footprint, thread);
+    } catch (const InputError& error) {
+      point.error = labels_.intern(error.what());
+    }
   }
 
-  static void fill(SweepPoint& point, const RunResult& run) {
-    point.total = sweep_figures(run.bounds.total);
-    point.footprint = run.footprint;
+  // A point no base covers (no batch axis, or a batch that is not a whole number ≥ 1): its
+  // scenario loaded from its values, which reports a bad value exactly as --set does.
+  void evaluate_values(const std::vector<std::string>& values, SweepPoint& point,
+                       SweepThread& thread) const {
+    point.evaluated = true;
+    try {
+      Scenario scenario = load_scenario(path_, point_overrides(overrides_, axes_, values));
+      Roofs roofs = scenario_roofs(scenario, mode_, roofs_);
+      const RunResult run = analyze(std::move(scenario), std::move(roofs), &thread.cache);
+      fill(point, run.bounds.total, run.footprint, thread);
+    } catch (const InputError& error) {
+      point.error = labels_.intern(error.what());
+    }
+  }
+
+  void fill(SweepPoint& point, const Totals& totals, const Footprint& footprint,
+            SweepThread& thread) const {
+    point.total = {totals.t_lower,
+                   totals.t_upper,
+                   totals.t_math,
+                   totals.t_mem,
+                   totals.t_net,
+                   totals.bound,
+                   thread.roof(totals, labels_)};
+    point.memory = footprint.total();
+    point.capacity = footprint.capacity;
   }
 
   [[nodiscard]] std::vector<std::string> base_key(std::vector<std::string> values) const {
@@ -319,6 +416,7 @@ class Evaluator {
   std::map<std::vector<std::string>, Base> bases_;
   std::vector<const Base*> base_by_id_;                    ///< bases_ by Base::id
   std::vector<std::optional<std::int64_t>> batch_values_;  ///< the batch axis' values, parsed
+  mutable Labels labels_;                                  ///< the points' roofs and errors
 };
 
 class CrossoverFinder {
@@ -340,10 +438,10 @@ class CrossoverFinder {
       return found;
     }
     // Lines along x: every combination of the other axes (the series axis included).
-    std::map<std::vector<std::string>, std::vector<const SweepPoint*>> lines;
-    for (const SweepPoint& point : result_.points) {
-      if (point.evaluated && point.error.empty()) {
-        lines[key_without(point.values, {*x_axis_})].push_back(&point);
+    std::map<std::vector<std::string>, std::vector<std::size_t>> lines;
+    for (std::size_t index = 0; index < result_.points.size(); ++index) {
+      if (valid(index)) {
+        lines[key_without(result_.values(index), {*x_axis_})].push_back(index);
       }
     }
     for (auto& [key, line] : lines) {
@@ -365,15 +463,16 @@ class CrossoverFinder {
     return values;
   }
 
-  std::int64_t x_of(const SweepPoint& point) const {
-    return *parse_integer(point.values[*x_axis_]);
+  // Grid point `index` was evaluated and is a valid scenario.
+  bool valid(std::size_t index) const { return result_.points[index].valid(); }
+
+  std::int64_t x_of(std::size_t index) const {
+    return *parse_integer(result_.value(index, *x_axis_));
   }
 
-  void sort_by_x(std::vector<const SweepPoint*>& line) const {
+  void sort_by_x(std::vector<std::size_t>& line) const {
     std::stable_sort(line.begin(), line.end(),
-                     [&](const SweepPoint* left, const SweepPoint* right) {
-                       return x_of(*left) < x_of(*right);
-                     });
+                     [&](std::size_t left, std::size_t right) { return x_of(left) < x_of(right); });
   }
 
   SweepPoint at(std::vector<std::string> values, std::int64_t x, int& evaluations) const {
@@ -394,7 +493,7 @@ class CrossoverFinder {
         points.push_back(at(values, x, evaluations));
       }
       const bool valid = std::all_of(points.begin(), points.end(),
-                                     [](const SweepPoint& point) { return point.error.empty(); });
+                                     [](const SweepPoint& point) { return point.error == 0; });
       if (valid || x == limit) {
         return {x, std::move(points)};
       }
@@ -429,26 +528,28 @@ class CrossoverFinder {
   }
 
   // Along one series: where the bound changes between two neighbouring grid values.
-  void roof_changes(const std::vector<const SweepPoint*>& line,
-                    std::vector<SweepCrossover>& found) {
+  void roof_changes(const std::vector<std::size_t>& line, std::vector<SweepCrossover>& found) {
     for (std::size_t index = 1; index < line.size(); ++index) {
-      const SweepPoint& previous = *line[index - 1];
-      const SweepPoint& next = *line[index];
-      const std::string from = previous.total.roof;
-      const std::string to = next.total.roof;
-      if (from == to) {
+      const std::uint32_t from_roof = result_.points[line[index - 1]].total.roof;
+      const std::uint32_t to_roof = result_.points[line[index]].total.roof;
+      if (from_roof == to_roof) {
         continue;
       }
+      const std::string from = evaluator_.label(from_roof);
+      const std::string to = evaluator_.label(to_roof);
       SweepCrossover crossover;
       crossover.what = fmt::format("{} → {}", from, to);
       crossover.from = from;
       crossover.to = to;
-      crossover.fixed = key_without(previous.values, {*x_axis_});
+      std::vector<std::string> previous = result_.values(line[index - 1]);
+      crossover.fixed = key_without(previous, {*x_axis_});
       std::vector<SweepPoint> before;
       std::vector<SweepPoint> after;
       locate(
-          crossover, {previous.values}, x_of(previous), x_of(next),
-          [&](const std::vector<SweepPoint>& points) { return points.front().total.roof == to; },
+          crossover, {previous}, x_of(line[index - 1]), x_of(line[index]),
+          [&](const std::vector<SweepPoint>& points) {
+            return points.front().total.roof == to_roof;
+          },
           before, after);
       crossover.t_before = before.front().total.t_lower;
       crossover.t_after = after.front().total.t_lower;
@@ -458,28 +559,27 @@ class CrossoverFinder {
 
   // Between series: where the fastest series changes between neighbouring grid values.
   void winner_changes(std::vector<SweepCrossover>& found) {
-    std::map<std::vector<std::string>, std::vector<const SweepPoint*>> columns;
-    for (const SweepPoint& point : result_.points) {
-      if (point.evaluated && point.error.empty()) {
-        columns[key_without(point.values, {*series_axis_})].push_back(&point);
+    std::map<std::vector<std::string>, std::vector<std::size_t>> columns;
+    for (std::size_t index = 0; index < result_.points.size(); ++index) {
+      if (valid(index)) {
+        columns[key_without(result_.values(index), {*series_axis_})].push_back(index);
       }
     }
     // Winner per (other axes, x), then walk x within each group of the other axes.
-    std::map<std::vector<std::string>, std::vector<const SweepPoint*>> winners;
+    std::map<std::vector<std::string>, std::vector<std::size_t>> winners;
     for (const auto& [key, column] : columns) {
-      const SweepPoint* best = *std::min_element(
-          column.begin(), column.end(), [](const SweepPoint* left, const SweepPoint* right) {
-            return left->total.t_lower < right->total.t_lower;
+      const std::size_t best =
+          *std::min_element(column.begin(), column.end(), [&](std::size_t left, std::size_t right) {
+            return result_.points[left].total.t_lower < result_.points[right].total.t_lower;
           });
       winners[key_without(key, {*x_axis_})].push_back(best);
     }
     for (auto& [key, line] : winners) {
       sort_by_x(line);
       for (std::size_t index = 1; index < line.size(); ++index) {
-        const SweepPoint& old_winner = *line[index - 1];
-        const SweepPoint& new_winner = *line[index];
-        const std::string& old_series = old_winner.values[*series_axis_];
-        const std::string& new_series = new_winner.values[*series_axis_];
+        const std::vector<std::string> old_values = result_.values(line[index - 1]);
+        const std::string& old_series = old_values[*series_axis_];
+        const std::string& new_series = result_.value(line[index], *series_axis_);
         if (old_series == new_series) {
           continue;
         }
@@ -489,16 +589,15 @@ class CrossoverFinder {
         crossover.from = old_series;
         crossover.to = new_series;
         crossover.fixed = key_without(key, {*series_axis_});
-        std::vector<std::string> new_values = old_winner.values;
+        std::vector<std::string> new_values = old_values;
         new_values[*series_axis_] = new_series;
         std::vector<SweepPoint> before;
         std::vector<SweepPoint> after;
         locate(
-            crossover, {old_winner.values, new_values}, x_of(old_winner), x_of(new_winner),
+            crossover, {old_values, new_values}, x_of(line[index - 1]), x_of(line[index]),
             [](const std::vector<SweepPoint>& points) {
-              return points[1].error.empty() &&
-                     (!points[0].error.empty() ||
-                      points[1].total.t_lower <= points[0].total.t_lower);
+              return points[1].error == 0 &&
+                     (points[0].error != 0 || points[1].total.t_lower <= points[0].total.t_lower);
             },
             before, after);
         crossover.t_before = after[0].total.t_lower;
@@ -517,9 +616,12 @@ class CrossoverFinder {
 
 }  // namespace
 
-SweepFigures sweep_figures(const Totals& totals) {
-  return {totals.t_lower, totals.t_upper, totals.t_math,      totals.t_mem,
-          totals.t_net,   totals.bound,   bound_label(totals)};
+const std::string& SweepResult::value(std::size_t index, std::size_t axis) const {
+  return grid_value(axes, index, axis);
+}
+
+std::vector<std::string> SweepResult::values(std::size_t index) const {
+  return grid_values(axes, index);
 }
 
 SweepAxis parse_sweep_axis(std::string_view assignment, std::string_view origin) {
@@ -579,7 +681,7 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
       options.threads, total,
       [&](std::size_t position, SweepThread& thread) {
         const std::size_t index = evaluator.grid_index(position);
-        result.points[index] = evaluator.evaluate_grid(index, thread);
+        evaluator.evaluate_grid(index, result.points[index], thread);
       },
       options.progress, options.cancel);
   result.threads = run.threads;
@@ -587,6 +689,7 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
   if (options.crossovers && !result.cancelled) {
     result.crossovers = CrossoverFinder(evaluator, result).find();
   }
+  result.labels = evaluator.take_labels();
   return result;
 }
 

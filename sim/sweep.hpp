@@ -35,17 +35,23 @@ struct SweepFigures {
   Seconds t_mem;
   Seconds t_net;
   Bound bound = Bound::memory;
-  std::string roof;  ///< bound_label: "compute", "network" or the memory tier ("hbm", "l2")
+  /// SweepResult::label of bound_label: "compute", "network" or the memory tier ("hbm", "l2").
+  std::uint32_t roof = 0;
 };
-SweepFigures sweep_figures(const Totals& totals);
 
-/// What one grid point costs (the whole run, per device).
+/// What one grid point costs (the whole run, per device). It owns no storage: its values are its
+/// place in the grid (SweepResult::value) and its roof and error are labels (SweepResult::label),
+/// so that a million points are one allocation of fixed-size records, not a million strings.
 struct SweepPoint {
-  std::vector<std::string> values;  ///< one per axis
-  bool evaluated = false;           ///< false if the sweep was cancelled first
-  std::string error;                ///< the point is not a valid scenario (a plan not dividing)
-  SweepFigures total;               ///< the whole run's sums
-  Footprint footprint;
+  SweepFigures total;       ///< the whole run's sums
+  Bytes memory;             ///< per device: Footprint::total (weights, KV cache, activations, …)
+  Bytes capacity;           ///< per device: Footprint::capacity
+  std::uint32_t error = 0;  ///< label of why the point is not a valid scenario; 0: it is valid
+  bool evaluated = false;   ///< false if the sweep was cancelled first
+
+  [[nodiscard]] bool fits() const { return memory <= capacity; }
+  /// Evaluated, and a valid scenario.
+  [[nodiscard]] bool valid() const { return evaluated && error == 0; }
 };
 
 /// The point where the fastest of two series swaps along a numeric axis, or where one series
@@ -72,6 +78,16 @@ struct SweepResult {
   std::vector<SweepCrossover> crossovers;
   std::int64_t threads = 1;
   bool cancelled = false;
+
+  /// The text of the points' roofs and errors, each once; label 0 is "".
+  std::vector<std::string> labels{""};
+
+  /// The value of `axis` at grid point `index` (the last axis fastest).
+  [[nodiscard]] const std::string& value(std::size_t index, std::size_t axis) const;
+  /// Every axis' value at grid point `index`, in axis order.
+  [[nodiscard]] std::vector<std::string> values(std::size_t index) const;
+  /// A point's roof (`point.total.roof`) or error (`point.error`) as text.
+  [[nodiscard]] const std::string& label(std::uint32_t id) const { return labels.at(id); }
 };
 
 struct SweepOptions {

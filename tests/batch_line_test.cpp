@@ -137,14 +137,21 @@ TEST_CASE("sweeps along batch lines print what analyze() at every point prints",
       rsim::parse_sweep_axis("precision=bf16,int8", "--over")};
   const auto swept = rsim::run_sweep(path, {}, middle, "", {}, fast);
   REQUIRE(swept.points.size() == 2 * 6 * 2);
-  for (const rsim::SweepPoint& point : swept.points) {
-    rsim::Scenario scenario = rsim::load_scenario(path, {{{"plan.preset", point.values[0]},
-                                                          {"workload.batch", point.values[1]},
-                                                          {"precision", point.values[2]}},
-                                                         ""});
+  // Mixed radix 2 × 6 × 2, the last axis fastest: index = 12·plan + 2·batch + precision.
+  CHECK(swept.values(0) == std::vector<std::string>{"shard_d", "2", "bf16"});
+  CHECK(swept.values(3) == std::vector<std::string>{"shard_d", "4", "int8"});
+  CHECK(swept.value(12, 0) == "shard_batch");
+  CHECK(swept.values(23) == std::vector<std::string>{"shard_batch", "64", "int8"});
+  for (std::size_t index = 0; index < swept.points.size(); ++index) {
+    const rsim::SweepPoint& point = swept.points[index];
+    const std::vector<std::string> values = swept.values(index);
+    rsim::Scenario scenario = rsim::load_scenario(
+        path,
+        {{{"plan.preset", values[0]}, {"workload.batch", values[1]}, {"precision", values[2]}},
+         ""});
     rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
     const auto run = rsim::analyze(std::move(scenario), std::move(roofs));
-    REQUIRE(point.error.empty());
+    REQUIRE(point.error == 0);
     CHECK(point.total.t_lower.si() == run.bounds.total.t_lower.si());
     CHECK(point.total.t_upper.si() == run.bounds.total.t_upper.si());
   }
@@ -161,7 +168,7 @@ TEST_CASE("a fixed tile that does not fit at the line's probe still costs the ba
                       {}, {1, {}, nullptr, false});
   REQUIRE(result.points.size() == 4);
   for (std::size_t index = 0; index < 3; ++index) {
-    CHECK(result.points[index].error.empty());
+    CHECK(result.points[index].valid());
   }
-  CHECK_THAT(result.points[3].error, Catch::Contains("tile 4096×8×16"));
+  CHECK_THAT(result.label(result.points[3].error), Catch::Contains("tile 4096×8×16"));
 }

@@ -51,18 +51,20 @@ TEST_CASE("every sweep point equals a single run at the same values, bit for bit
   const auto result = rsim::run_sweep(path, {}, axes, "", {}, {2, {}, nullptr, false});
   // 2 batches × 2 variants, the last axis fastest.
   REQUIRE(result.points.size() == 4);
-  CHECK(result.points[1].values == std::vector<std::string>{"1", "nvfp4"});
-  CHECK(result.points[2].values == std::vector<std::string>{"3", "baseline"});
-  for (const auto& point : result.points) {
-    REQUIRE(point.error.empty());
+  CHECK(result.values(1) == std::vector<std::string>{"1", "nvfp4"});
+  CHECK(result.values(2) == std::vector<std::string>{"3", "baseline"});
+  for (std::size_t index = 0; index < result.points.size(); ++index) {
+    const rsim::SweepPoint& point = result.points[index];
+    const std::vector<std::string> values = result.values(index);
+    REQUIRE(point.error == 0);
     auto scenario = rsim::load_scenario(
-        path, {{{"workload.batch", point.values[0]}},
-               point.values[1] == "baseline" ? std::string() : point.values[1]});
+        path,
+        {{{"workload.batch", values[0]}}, values[1] == "baseline" ? std::string() : values[1]});
     rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
     const auto run = rsim::analyze(std::move(scenario), std::move(roofs));
     CHECK(point.total.t_lower.si() == run.bounds.total.t_lower.si());
     CHECK(point.total.t_upper.si() == run.bounds.total.t_upper.si());
-    CHECK(point.footprint.total().si() == run.footprint.total().si());
+    CHECK(point.memory.si() == run.footprint.total().si());
   }
 }
 
@@ -101,8 +103,8 @@ TEST_CASE("invalid points are reported, a cancelled sweep keeps what it finished
                                       {rsim::parse_sweep_axis("workload.batch=1,2", "--over"),
                                        rsim::parse_sweep_axis("plan=shard_batch", "--over")},
                                       "", {});
-  CHECK_THAT(result.points[0].error, Catch::Contains("does not divide"));
-  CHECK(result.points[1].error.empty());
+  CHECK_THAT(result.label(result.points[0].error), Catch::Contains("does not divide"));
+  CHECK(result.points[1].valid());
   const std::atomic<bool> cancelled{true};
   const auto stopped =
       rsim::run_sweep(path, {}, {rsim::parse_sweep_axis("workload.batch=2,4", "--over")}, "", {},

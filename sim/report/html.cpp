@@ -362,14 +362,15 @@ void write_sweep_html(std::ostream& out, const SweepResult& result) {
     headers.emplace_back(name);
   }
   std::vector<std::vector<Cell>> rows;
-  for (const SweepPoint& point : result.points) {
-    if (!point.evaluated || !point.error.empty()) {
+  for (std::size_t index = 0; index < result.points.size(); ++index) {
+    const SweepPoint& point = result.points[index];
+    if (!point.valid()) {
       continue;
     }
     std::vector<Cell> row;
     for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
-      row.push_back(result.axes[axis].numeric ? count(std::stod(point.values[axis]))
-                                              : Cell{point.values[axis]});
+      const std::string& value = result.value(index, axis);
+      row.push_back(result.axes[axis].numeric ? count(std::stod(value)) : Cell{value});
     }
     const SweepFigures& total = point.total;
     for (const Seconds time :
@@ -377,8 +378,8 @@ void write_sweep_html(std::ostream& out, const SweepResult& result) {
       row.push_back(seconds(time.si()));
     }
     row.push_back(bound(total.bound));
-    row.push_back(bytes(point.footprint.total().si()));
-    row.push_back({point.footprint.fits() ? "yes" : "no"});
+    row.push_back(bytes(point.memory.si()));
+    row.push_back({point.fits() ? "yes" : "no"});
     rows.push_back(std::move(row));
   }
   out << "<section id=\"points\"><h2>Grid</h2>\n";

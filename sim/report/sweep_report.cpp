@@ -31,14 +31,16 @@ std::string fixed_values(const SweepResult& result, const SweepCrossover& crosso
   return parts.empty() ? std::string("-") : fmt::format("{}", fmt::join(parts, ", "));
 }
 
-Json point_record(const SweepResult& result, const SweepPoint& point) {
+Json point_record(const SweepResult& result, std::size_t index) {
+  const SweepPoint& point = result.points[index];
   Json values = Json::object();
   for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
-    values[result.axes[axis].key] = point.values[axis];
+    values[result.axes[axis].key] = result.value(index, axis);
   }
-  if (!point.evaluated || !point.error.empty()) {
-    return Json{{"values", values},
-                {"error", point.evaluated ? Json(point.error) : Json("not evaluated")}};
+  if (!point.valid()) {
+    return Json{
+        {"values", values},
+        {"error", point.evaluated ? Json(result.label(point.error)) : Json("not evaluated")}};
   }
   const SweepFigures& total = point.total;
   return Json{{"values", values},
@@ -47,10 +49,10 @@ Json point_record(const SweepResult& result, const SweepPoint& point) {
               {"t_math_s", total.t_math.si()},
               {"t_mem_s", total.t_mem.si()},
               {"t_net_s", total.t_net.si()},
-              {"bound", total.roof},
-              {"memory_per_device_bytes", point.footprint.total().si()},
-              {"capacity_bytes", point.footprint.capacity.si()},
-              {"fits", point.footprint.fits()},
+              {"bound", result.label(total.roof)},
+              {"memory_per_device_bytes", point.memory.si()},
+              {"capacity_bytes", point.capacity.si()},
+              {"fits", point.fits()},
               {"error", nullptr}};
 }
 
@@ -86,13 +88,14 @@ SeriesChart sweep_chart(const SweepResult& result) {
   // x values valid for every series (a plan that splits the batch skips odd batches).
   std::vector<std::string> names;
   std::map<std::string, std::map<std::int64_t, const SweepPoint*>> by_series;
-  for (const SweepPoint& point : result.points) {
-    const std::string name = series_name(result, point.values, *x_axis);
+  for (std::size_t index = 0; index < result.points.size(); ++index) {
+    const SweepPoint& point = result.points[index];
+    const std::string name = series_name(result, result.values(index), *x_axis);
     if (std::find(names.begin(), names.end(), name) == names.end()) {
       names.push_back(name);
     }
-    if (point.evaluated && point.error.empty()) {
-      by_series[name][std::stoll(point.values[*x_axis])] = &point;
+    if (point.valid()) {
+      by_series[name][std::stoll(result.value(index, *x_axis))] = &point;
     }
   }
   std::vector<std::int64_t> xs;
@@ -160,21 +163,22 @@ void write_sweep_text(std::ostream& out, const SweepResult& result) {
   columns.push_back({"fits", Align::left});
   TextTable table(columns);
   std::vector<std::string> errors;
-  for (const SweepPoint& point : result.points) {
+  for (std::size_t index = 0; index < result.points.size(); ++index) {
+    const SweepPoint& point = result.points[index];
     if (!point.evaluated) {
       continue;
     }
-    std::vector<std::string> cells = point.values;
-    if (!point.error.empty()) {
+    std::vector<std::string> cells = result.values(index);
+    if (point.error != 0) {
+      errors.push_back(fmt::format("{}: {}", fmt::join(cells, ", "), result.label(point.error)));
       cells.insert(cells.end(), {"-", "-", "-", "-", "-", "invalid", "-", "-"});
-      errors.push_back(fmt::format("{}: {}", fmt::join(point.values, ", "), point.error));
     } else {
       const SweepFigures& total = point.total;
-      cells.insert(cells.end(),
-                   {seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_math),
-                    seconds(total.t_mem), seconds(total.t_net), total.roof,
-                    format_quantity(point.footprint.total().si(), Dimension::bytes),
-                    point.footprint.fits() ? "yes" : "NO"});
+      cells.insert(
+          cells.end(),
+          {seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_math),
+           seconds(total.t_mem), seconds(total.t_net), result.label(total.roof),
+           format_quantity(point.memory.si(), Dimension::bytes), point.fits() ? "yes" : "NO"});
     }
     table.add_row(cells);
   }
@@ -216,8 +220,8 @@ nlohmann::ordered_json sweep_to_json(const SweepResult& result) {
     axes.push_back(Json{{"key", axis.key}, {"values", axis.values}, {"numeric", axis.numeric}});
   }
   Json points = Json::array();
-  for (const SweepPoint& point : result.points) {
-    points.push_back(point_record(result, point));
+  for (std::size_t index = 0; index < result.points.size(); ++index) {
+    points.push_back(point_record(result, index));
   }
   Json crossovers = Json::array();
   for (const SweepCrossover& crossover : result.crossovers) {
@@ -252,21 +256,22 @@ void write_sweep_csv(std::ostream& out, const SweepResult& result) {
   fmt::format_to(write,
                  "t_lower_s,t_upper_s,t_math_s,t_mem_s,t_net_s,bound,memory_per_device_bytes,"
                  "fits,error\n");
-  for (const SweepPoint& point : result.points) {
+  for (std::size_t index = 0; index < result.points.size(); ++index) {
+    const SweepPoint& point = result.points[index];
     if (!point.evaluated) {
       continue;
     }
-    for (const std::string& value : point.values) {
-      fmt::format_to(write, "{},", csv_field(value));
+    for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
+      fmt::format_to(write, "{},", csv_field(result.value(index, axis)));
     }
-    if (!point.error.empty()) {
-      fmt::format_to(write, ",,,,,,,,{}\n", csv_field(point.error));
+    if (point.error != 0) {
+      fmt::format_to(write, ",,,,,,,,{}\n", csv_field(result.label(point.error)));
     } else {
       const SweepFigures& total = point.total;
       fmt::format_to(write, "{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{},\n",
                      total.t_lower.si(), total.t_upper.si(), total.t_math.si(), total.t_mem.si(),
-                     total.t_net.si(), csv_field(total.roof), point.footprint.total().si(),
-                     point.footprint.fits());
+                     total.t_net.si(), csv_field(result.label(total.roof)), point.memory.si(),
+                     point.fits());
     }
     if (buffer.size() > (std::size_t{1} << 20)) {
       out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));
