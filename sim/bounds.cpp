@@ -57,13 +57,16 @@ void sum_times(const CostTable& table, const Weight& weight, Totals& totals) {
   totals.t_lower = Seconds((table.times.rowwise().maxCoeff() * weight).sum());
   totals.t_upper = Seconds((table.times.rowwise().sum() * weight).sum());
   zero_tiers(table, totals.t_by_tier);
-  for (std::size_t row = 0; row < table.order.size(); ++row) {
-    const auto index = static_cast<Eigen::Index>(row);
-    const double count = weight(index);
-    for (std::size_t tier = 0; tier < totals.t_by_tier.size(); ++tier) {
-      totals.t_by_tier[tier].second +=
-          Seconds(table.times(index, CostTable::tier_column(tier))) * count;
+  // Tier by tier down its column (each sum still adds the rows in order).
+  const auto rows = static_cast<Eigen::Index>(table.order.size());
+  const std::size_t tiers = totals.t_by_tier.size();
+  for (std::size_t tier = 0; tier < tiers; ++tier) {
+    const auto column = table.times.col(CostTable::tier_column(tier));
+    Seconds sum = totals.t_by_tier[tier].second;
+    for (Eigen::Index row = 0; row < rows; ++row) {
+      sum += Seconds(column(row)) * weight(row);
     }
+    totals.t_by_tier[tier].second = sum;
   }
   const auto [side, t_memory_side] = memory_side_tier(totals);
   totals.t_overlapped = std::max({totals.t_math, t_memory_side, totals.t_net});
