@@ -259,4 +259,22 @@ ConfigNode load_config_file(const std::filesystem::path& path) {
   return parse_config(contents.str(), path.string());
 }
 
+ConfigNode ConfigFiles::load(const std::filesystem::path& path) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (const auto found = parsed_.find(path); found != parsed_.end()) {
+      return found->second;
+    }
+  }
+  // Parsed outside the lock: threads load different files at once (two that parse the same
+  // file keep the first copy, which is the same document).
+  ConfigNode document = load_config_file(path);
+  const std::lock_guard lock(mutex_);
+  return parsed_.emplace(path, std::move(document)).first->second;
+}
+
+ConfigNode load_config_file(const std::filesystem::path& path, ConfigFiles* files) {
+  return files != nullptr ? files->load(path) : load_config_file(path);
+}
+
 }  // namespace rsim

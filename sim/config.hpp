@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -100,6 +102,22 @@ Enum parse_named(const ConfigNode& node, const std::array<Named<Enum>, N>& table
 /// Reads and parses a YAML file. Missing files, unreadable files and YAML syntax errors are
 /// ConfigErrors naming the file (and line:col for syntax errors).
 ConfigNode load_config_file(const std::filesystem::path& path);
+
+/// YAML files parsed once each, for loading many scenarios from the same files (a sweep's
+/// bases: YAML parsing is most of loading a scenario). Thread-safe; a file that fails to load
+/// is not kept, so each load reports its error.
+class ConfigFiles {
+ public:
+  /// load_config_file(path), parsed on first use: a copy of the parsed document.
+  [[nodiscard]] ConfigNode load(const std::filesystem::path& path);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::filesystem::path, ConfigNode> parsed_;
+};
+
+/// load_config_file(path) through `files` where given (nullptr: read and parse it now).
+ConfigNode load_config_file(const std::filesystem::path& path, ConfigFiles* files);
 
 /// Parses YAML text; `file_label` names it in error messages.
 ConfigNode parse_config(const std::string& text, const std::string& file_label);

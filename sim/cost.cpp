@@ -527,9 +527,10 @@ void write_times(const Op& op, const OpCostPlan& plan, Flops flops, Bytes ideal,
                  Eigen::Index row) {
   table.times(row, CostTable::kMathColumn) = (flops / plan.path->peak).si();
   table.times(row, CostTable::kNetworkColumn) = t_net.si();
-  for (std::size_t index = 0; index < roofs.memory.size(); ++index) {
+  const std::size_t tiers = roofs.memory.size();
+  for (std::size_t index = 0; index < tiers; ++index) {
     Bytes bytes = ideal;
-    if (tiled && index + 1 < roofs.memory.size()) {
+    if (tiled && index + 1 < tiers) {
       if (const std::optional<Bytes> served = inner_bytes(index)) {
         bytes = *served;
       }

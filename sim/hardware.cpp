@@ -288,8 +288,8 @@ HardwareSpec parse_hardware(const ConfigNode& document) {
   return spec;
 }
 
-HardwareSpec load_hardware(const std::filesystem::path& path) {
-  return parse_hardware(load_config_file(path));
+HardwareSpec load_hardware(const std::filesystem::path& path, ConfigFiles* files) {
+  return parse_hardware(load_config_file(path, files));
 }
 
 const ComputePath* Roofs::find_path(std::string_view name) const {

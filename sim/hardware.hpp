@@ -13,6 +13,7 @@
 
 namespace rsim {
 
+class ConfigFiles;
 class ConfigNode;
 
 /// The hardware unit that executes a compute path.
@@ -137,8 +138,8 @@ RoofOverrides parse_roof_overrides(const ConfigNode& node, const HardwareSpec& s
 
 /// Builds a HardwareSpec from a parsed YAML document (errors carry file:line:col).
 HardwareSpec parse_hardware(const ConfigNode& document);
-/// Loads and validates a hardware YAML file.
-HardwareSpec load_hardware(const std::filesystem::path& path);
+/// Loads and validates a hardware YAML file (parsed through `files` where given).
+HardwareSpec load_hardware(const std::filesystem::path& path, ConfigFiles* files = nullptr);
 
 /// Applies a mode (empty = the default mode) and overrides. Unknown modes, paths and tiers are
 /// InputErrors listing what exists.

@@ -82,8 +82,8 @@ std::vector<DenseLayer> parse_dense_list(const ConfigNode& stage, std::string_vi
   return layers;
 }
 
-StageSpec parse_stage(const ConfigNode& node, const ModelSpec& model,
-                      const PresetResolver& resolve) {
+StageSpec parse_stage(const ConfigNode& node, const ModelSpec& model, const PresetResolver& resolve,
+                      ConfigFiles* files) {
   node.allow_only({"name", "component", "tokens", "images", "embedded_tokens", "steps", "attention",
                    "attends_to", "norm", "condition_width", "lm_head", "pre", "post"});
   StageSpec stage;
@@ -94,7 +94,7 @@ StageSpec parse_stage(const ConfigNode& node, const ModelSpec& model,
   const ConfigNode& component = node.at("component");
   const auto component_path =
       resolve(component.as_string(), "models", std::filesystem::path(node.mark().file));
-  stage.component = load_component(component_path);
+  stage.component = load_component(component_path, files);
   const TransformerSpec& spec = stage.component;
   if (spec.vision) {
     if (node.find("tokens") != nullptr) {
@@ -164,7 +164,8 @@ StageSpec parse_stage(const ConfigNode& node, const ModelSpec& model,
   return stage;
 }
 
-ModelSpec parse_composite(const ConfigNode& document, const PresetResolver& resolve) {
+ModelSpec parse_composite(const ConfigNode& document, const PresetResolver& resolve,
+                          ConfigFiles* files) {
   document.allow_only({"name", "source", "stages"});
   ModelSpec model;
   model.composite = true;
@@ -173,7 +174,7 @@ ModelSpec parse_composite(const ConfigNode& document, const PresetResolver& reso
   model.source = document.at("source").as_string();
   const ConfigNode& stages = document.at("stages");
   for (const ConfigNode& stage_node : stages.items()) {
-    model.stages.push_back(parse_stage(stage_node, model, resolve));
+    model.stages.push_back(parse_stage(stage_node, model, resolve, files));
   }
   if (model.stages.empty()) {
     stages.fail("expected at least one stage");
@@ -380,18 +381,20 @@ ParameterCount count_parameters(const ModelSpec& model) {
   return total;
 }
 
-TransformerSpec load_component(const std::filesystem::path& path) {
-  return is_hf_config(path) ? import_hf_config(path) : parse_transformer(load_config_file(path));
+TransformerSpec load_component(const std::filesystem::path& path, ConfigFiles* files) {
+  return is_hf_config(path) ? import_hf_config(path)
+                            : parse_transformer(load_config_file(path, files));
 }
 
-ModelSpec load_model(const std::filesystem::path& path, const PresetResolver& resolve) {
+ModelSpec load_model(const std::filesystem::path& path, const PresetResolver& resolve,
+                     ConfigFiles* files) {
   StageSpec stage;
   if (is_hf_config(path)) {
     stage.component = import_hf_config(path);
   } else {
-    const ConfigNode document = load_config_file(path);
+    const ConfigNode document = load_config_file(path, files);
     if (document.find("stages") != nullptr) {
-      return parse_composite(document, resolve);
+      return parse_composite(document, resolve, files);
     }
     stage.component = parse_transformer(document);
   }

@@ -11,6 +11,7 @@
 
 namespace rsim {
 
+class ConfigFiles;
 class ConfigNode;
 
 enum class Activation { gelu, gelu_tanh, silu, relu };
@@ -143,10 +144,12 @@ using PresetResolver = std::function<std::filesystem::path(
 /// Builds a TransformerSpec from a parsed component document.
 TransformerSpec parse_transformer(const ConfigNode& document);
 /// Loads a component file: a model YAML, or a Hugging Face config.json (see sim/hf_config.hpp).
-TransformerSpec load_component(const std::filesystem::path& path);
+/// YAML is parsed through `files` where given (here and in load_model).
+TransformerSpec load_component(const std::filesystem::path& path, ConfigFiles* files = nullptr);
 /// Loads a model file: a component (one stage, tokens set later by the workload; a YAML or a
 /// Hugging Face config.json) or a composite with `stages:` whose components are resolved
 /// through `resolve`.
-ModelSpec load_model(const std::filesystem::path& path, const PresetResolver& resolve);
+ModelSpec load_model(const std::filesystem::path& path, const PresetResolver& resolve,
+                     ConfigFiles* files = nullptr);
 
 }  // namespace rsim

@@ -382,8 +382,9 @@ const std::vector<std::string_view>& matmul_groups() {
   return kGroups;
 }
 
-Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides) {
-  ConfigNode document = load_config_file(path);
+Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides,
+                       ConfigFiles* files) {
+  ConfigNode document = load_config_file(path, files);
   document.allow_only({"name", "hardware", "mode", "model", "workload", "precision", "fusion",
                        "per_batch_weights", "plan", "tiles", "host_share", "reference", "sweep",
                        "variants"});
@@ -408,7 +409,7 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   scenario.variant = overrides.variant;
   scenario.variant_names = names;
   scenario.name = document.at("name").as_string();
-  scenario.hardware = load_hardware(resolve_node(document.at("hardware"), "hardware"));
+  scenario.hardware = load_hardware(resolve_node(document.at("hardware"), "hardware"), files);
   scenario.mode = scenario.hardware.default_mode;
   if (const ConfigNode* mode = document.find("mode")) {
     scenario.mode = mode->as_string();
@@ -425,7 +426,7 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   }
   const ConfigNode& model_node = document.at("model");
   try {
-    scenario.model = load_model(resolve_node(model_node, "models"), find_preset);
+    scenario.model = load_model(resolve_node(model_node, "models"), find_preset, files);
   } catch (const ConfigError&) {
     throw;
   } catch (const InputError& error) {
@@ -486,11 +487,12 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
 
 std::vector<Scenario> load_scenario_variants(const std::filesystem::path& path,
                                              const ScenarioOverrides& overrides) {
+  ConfigFiles files;
   std::vector<Scenario> scenarios;
-  scenarios.push_back(load_scenario(path, {overrides.sets, ""}));
+  scenarios.push_back(load_scenario(path, {overrides.sets, ""}, &files));
   const std::vector<std::string> names = scenarios.front().variant_names;
   for (const std::string& name : names) {
-    scenarios.push_back(load_scenario(path, {overrides.sets, name}));
+    scenarios.push_back(load_scenario(path, {overrides.sets, name}, &files));
   }
   return scenarios;
 }

@@ -125,8 +125,10 @@ struct ScenarioOverrides {
   std::string variant;
 };
 
-/// Loads and validates a scenario file, resolving hardware and model presets.
-Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides = {});
+/// Loads and validates a scenario file, resolving hardware and model presets; its YAML files
+/// are parsed through `files` where given (many scenarios of the same files: each parsed once).
+Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides = {},
+                       ConfigFiles* files = nullptr);
 
 /// The baseline and every variant the file declares, each fully validated.
 std::vector<Scenario> load_scenario_variants(const std::filesystem::path& path,

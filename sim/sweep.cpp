@@ -2,6 +2,7 @@
 #include "sim/sweep.hpp"
 
 #include "sim/batch_line.hpp"
+#include "sim/config.hpp"
 #include "sim/error.hpp"
 #include "sim/parallel.hpp"
 
@@ -303,7 +304,7 @@ class Evaluator {
                        SweepThread& thread) const {
     point.evaluated = true;
     try {
-      Scenario scenario = load_scenario(path_, point_overrides(overrides_, axes_, values));
+      Scenario scenario = load_scenario(path_, point_overrides(overrides_, axes_, values), &files_);
       Roofs roofs = scenario_roofs(scenario, mode_, roofs_);
       const RunResult run = analyze(std::move(scenario), std::move(roofs), &thread.cache);
       fill(point, run.bounds.total, run.footprint, thread);
@@ -342,7 +343,7 @@ class Evaluator {
     // Index 0 (first on one thread) validates the baseline; base b is index b + 1.
     parallel_indexed<char>(threads, loaded.size() + 1, [&](std::size_t index, char&) {
       if (index == 0) {
-        load_scenario(path_, overrides_);  // throws the baseline's error
+        load_scenario(path_, overrides_, &files_);  // throws the baseline's error
         return;
       }
       keys[index - 1] = base_values(index - 1);
@@ -376,14 +377,20 @@ class Evaluator {
   }
 
   [[nodiscard]] Base load_base(std::size_t index, const std::vector<std::string>& values) const {
-    std::vector<SweepAxis> others = axes_;
-    others.erase(others.begin() + static_cast<std::ptrdiff_t>(*batch_axis_));
-    std::vector<std::string> other_values = values;
-    other_values.erase(other_values.begin() + static_cast<std::ptrdiff_t>(*batch_axis_));
+    // The other axes' keys and this base's values (not the batch axis' many values).
+    std::vector<SweepAxis> others;
+    std::vector<std::string> other_values;
+    for (std::size_t axis = 0; axis < axes_.size(); ++axis) {
+      if (axis != *batch_axis_) {
+        others.push_back({axes_[axis].key, {}, axes_[axis].numeric});
+        other_values.push_back(values[axis]);
+      }
+    }
     Base base;
     base.id = index;
     try {
-      Scenario scenario = load_scenario(path_, point_overrides(overrides_, others, other_values));
+      Scenario scenario =
+          load_scenario(path_, point_overrides(overrides_, others, other_values), &files_);
       base.roofs = scenario_roofs(scenario, mode_, roofs_);
       if (batch_lines_) {
         base.line.emplace(scenario, *base.roofs);
@@ -417,6 +424,8 @@ class Evaluator {
   std::vector<const Base*> base_by_id_;                    ///< bases_ by Base::id
   std::vector<std::optional<std::int64_t>> batch_values_;  ///< the batch axis' values, parsed
   mutable Labels labels_;                                  ///< the points' roofs and errors
+  /// The scenario's YAML files, each parsed once for every base and point.
+  mutable ConfigFiles files_;
 };
 
 class CrossoverFinder {
