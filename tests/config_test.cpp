@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 using rsim::ConfigError;
 using rsim::parse_config;
 
@@ -63,6 +66,25 @@ TEST_CASE("duplicate keys and YAML syntax errors name the position", "[config]")
 TEST_CASE("a missing file is an error naming it", "[config]") {
   CHECK(error_of([] { rsim::load_config_file("no/such/file.yaml"); }) ==
         "no/such/file.yaml: error: cannot open file");
+}
+
+TEST_CASE("ConfigFiles parses a file once and hands out copies; a bad file fails every time",
+          "[config]") {
+  const auto path = std::filesystem::temp_directory_path() / "rsim_config_files_test.yaml";
+  std::ofstream(path) << "workload:\n  batch: 1\n";
+  rsim::ConfigFiles files;
+  auto first = files.load(path);
+  first.set_path("workload.batch", "8", {"--set", 0, 0});  // a copy: the kept one is unchanged
+  // The file changes on disk after its first load: the kept parse answers (once per sweep).
+  std::ofstream(path) << "workload:\n  batch: 2\n";
+  CHECK(first.at("workload").at("batch").as_positive_int() == 8);
+  CHECK(files.load(path).at("workload").at("batch").as_positive_int() == 1);
+  CHECK(rsim::load_config_file(path, nullptr).at("workload").at("batch").as_positive_int() == 2);
+  std::filesystem::remove(path);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    CHECK(error_of([&] { (void)files.load("no/such/file.yaml"); }) ==
+          "no/such/file.yaml: error: cannot open file");
+  }
 }
 
 TEST_CASE("set_path overrides and creates nested keys", "[config]") {
