@@ -53,8 +53,8 @@ CollectiveCost collective_cost(const Collective& collective, const NetworkTier& 
 /// takes as many as its domain holds); level i runs at the combined egress of the D_1 · … ·
 /// D_{i−1} devices below it, and the levels pipeline, so T = max over levels (scaling book
 /// gpus.md: T = bytes · max_i (D_i − 1) / (D_i · W_i), e.g. max(V/W_gpu, V/W_node)).
-/// `describe` false leaves a hierarchical collective's `algorithm` empty: the costing's inner
-/// loop needs only the times.
+/// `describe` false leaves `algorithm` empty (one tier or several): the costing's inner loop
+/// needs only the times.
 CollectiveCost collective_cost(const Collective& collective,
                                const std::vector<const NetworkTier*>& tiers, bool describe = true);
 

@@ -262,7 +262,7 @@ ConfigNode load_config_file(const std::filesystem::path& path) {
 ConfigNode ConfigFiles::load(const std::filesystem::path& path) {
   {
     const std::lock_guard lock(mutex_);
-    if (const auto found = parsed_.find(path); found != parsed_.end()) {
+    if (const auto found = parsed_.find(path.native()); found != parsed_.end()) {
       return found->second;
     }
   }
@@ -270,7 +270,7 @@ ConfigNode ConfigFiles::load(const std::filesystem::path& path) {
   // file keep the first copy, which is the same document).
   ConfigNode document = load_config_file(path);
   const std::lock_guard lock(mutex_);
-  return parsed_.emplace(path, std::move(document)).first->second;
+  return parsed_.emplace(path.native(), std::move(document)).first->second;
 }
 
 ConfigNode load_config_file(const std::filesystem::path& path, ConfigFiles* files) {

@@ -113,7 +113,9 @@ class ConfigFiles {
 
  private:
   std::mutex mutex_;
-  std::map<std::filesystem::path, ConfigNode> parsed_;
+  /// By the path as spelled (not as std::filesystem::path compares): a document's positions name
+  /// the file as it was given.
+  std::map<std::filesystem::path::string_type, ConfigNode> parsed_;
 };
 
 /// load_config_file(path) through `files` where given (nullptr: read and parse it now).

@@ -254,9 +254,12 @@ class Evaluator {
           base_stride *= size;
         }
       }
+      // A base is missing where an axis repeats a value (its key was loaded once, for the
+      // first): such points take the slow path, as do batches that are not whole numbers ≥ 1.
       const std::optional<std::int64_t> batch = batch_values_[batch_value];
-      if (batch && *batch >= 1) {
-        evaluate_batch(*base_by_id_[base_id], *batch, point, thread);
+      const Base* base = base_by_id_[base_id];
+      if (base != nullptr && batch && *batch >= 1) {
+        evaluate_batch(*base, *batch, point, thread);
         return;
       }
     }

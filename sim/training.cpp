@@ -199,7 +199,7 @@ double recosted(const OpGraph& graph, const CostTable& table, const Roofs& roofs
     Collective collective = op.collective;
     collective.axes = {whole_groups(devices, tiers)};
     collective.bytes = collective.bytes * scale;
-    t_net += collective_cost(collective, pointers).time.si() *
+    t_net += collective_cost(collective, pointers, false).time.si() *
              table.counts(static_cast<Eigen::Index>(row));
   }
   return t_net;

@@ -65,6 +65,31 @@ TEST_CASE("every sweep point equals a single run at the same values, bit for bit
     CHECK(point.total.t_lower.si() == run.bounds.total.t_lower.si());
     CHECK(point.total.t_upper.si() == run.bounds.total.t_upper.si());
     CHECK(point.memory.si() == run.footprint.total().si());
+    CHECK(point.capacity.si() == run.footprint.capacity.si());
+    CHECK(point.fits() == run.footprint.fits());
+    CHECK(point.total.bound == run.bounds.total.bound);
+    CHECK(result.label(point.total.roof) == rsim::bound_label(run.bounds.total));
+  }
+}
+
+TEST_CASE("an axis that repeats a value sweeps it twice", "[sweep]") {
+  // Two bases with the same values share one loaded scenario; every point is still costed
+  // (the repeats as the first), not dropped or crashed on.
+  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
+  const auto result =
+      rsim::run_sweep(path, {},
+                      {rsim::parse_sweep_axis("workload.batch=2,4", "--over"),
+                       rsim::parse_sweep_axis("plan=shard_d,shard_d,shard_batch", "--over")},
+                      "", {}, {1, {}, nullptr, false});
+  REQUIRE(result.points.size() == 6);
+  for (std::size_t batch = 0; batch < 2; ++batch) {
+    const rsim::SweepPoint& first = result.points[3 * batch];
+    const rsim::SweepPoint& repeat = result.points[3 * batch + 1];
+    REQUIRE(first.valid());
+    REQUIRE(repeat.valid());
+    CHECK(repeat.total.t_lower.si() == first.total.t_lower.si());
+    CHECK(repeat.memory.si() == first.memory.si());
+    CHECK(result.points[3 * batch + 2].valid());
   }
 }
 
