@@ -476,13 +476,13 @@ void recost_compiled(const Op& op, OpCostPlan& plan, const std::vector<InnerTier
   time_tiers(roofs, cost.tiers);
 }
 
-// The bytes tier `index` serves a compiled matmul of `shape` where its kept searches answer with
-// their keys' certified winners (settled_tile_bytes, settled_panel_bytes): compiled_traffic's
-// figure, bit for bit (tiled_traffic's choice and its untiled inputs), with nothing ranked and
-// no tile copied. nullopt where compiled_traffic must search.
-std::optional<Bytes> settled_tier_bytes(const Op& op, const OpCostPlan& plan,
-                                        const GemmShape& shape, const InnerTier& inner,
-                                        std::size_t index, TileCache& cache) {
+// The bytes tier `index` serves a compiled matmul of `shape` where its kept searches answer
+// (settled_tile_bytes, settled_panel_bytes: they hold their keys' rows): compiled_traffic's
+// figure, bit for bit (tiled_traffic's choice and its untiled inputs), with no tile copied.
+// nullopt where compiled_traffic must search (and keep the searches).
+std::optional<Bytes> settled_tier_bytes(const Op& op, OpCostPlan& plan, const GemmShape& shape,
+                                        const InnerTier& inner, std::size_t index,
+                                        TileCache& cache) {
   if (inner.fixed != nullptr) {
     return std::nullopt;
   }
@@ -500,9 +500,7 @@ std::optional<Bytes> settled_tier_bytes(const Op& op, const OpCostPlan& plan,
     if (panels_win(&bytes, &*panels)) {
       bytes = *panels;
     }
-    cache.count_settled_search();
   }
-  cache.count_settled_search();
   const OpSizes& sizes = *plan.sizes;
   return bytes + tensors_bytes(sizes, sizes.inputs, op.inputs, 2);
 }

@@ -73,6 +73,9 @@ auto rank_key(const TiledTraffic& traffic, Bytes bytes) {
                          traffic.footprint.si(), -traffic.tile.bk);
 }
 
+// A search keeps the best candidate so far (TiledTraffic), or only its bytes (Bytes): bytes rank
+// first, so the least bytes are the best candidate's whatever breaks ties between them.
+
 // `candidate` with `bytes` (its own are not read) becomes `best` if it ranks before it.
 void keep_better(const TiledTraffic& candidate, Bytes bytes, std::optional<TiledTraffic>& best) {
   if (!best || rank_key(candidate, bytes) < rank_key(*best, best->bytes)) {
@@ -80,10 +83,18 @@ void keep_better(const TiledTraffic& candidate, Bytes bytes, std::optional<Tiled
     best->bytes = bytes;
   }
 }
+void keep_better(const TiledTraffic& /*candidate*/, Bytes bytes, std::optional<Bytes>& least) {
+  if (!least || bytes < *least) {
+    least = bytes;
+  }
+}
+
+double best_bytes(const TiledTraffic& best) { return best.bytes.si(); }
+double best_bytes(Bytes least) { return least.si(); }
 
 // Every candidate of `row`, with its bytes from `bytes_of`, against `best`.
-template <typename BytesOf>
-void rank_row(const TileRow& row, const BytesOf& bytes_of, std::optional<TiledTraffic>& best) {
+template <typename Best, typename BytesOf>
+void rank_row(const TileRow& row, const BytesOf& bytes_of, std::optional<Best>& best) {
   for (int index = 0; index < row.count; ++index) {
     const TiledTraffic& candidate = row.candidates[static_cast<std::size_t>(index)];
     keep_better(candidate, bytes_of(candidate), best);
@@ -564,11 +575,12 @@ void order_front(const GemmShape& shape, std::vector<TiledTraffic>& front,
 // Ranks a front of rows below M in the order of its slopes into `best`: once a candidate's least
 // bytes exceed the best by more than their rounding (kMargin), so do every later one's, and they
 // read strictly more.
+template <typename Best>
 void rank_front(const GemmShape& shape, const std::vector<TiledTraffic>& front,
-                const std::vector<double>& slopes, std::optional<TiledTraffic>& best) {
+                const std::vector<double>& slopes, std::optional<Best>& best) {
   const double per_slope = shape.batch * static_cast<double>(shape.m);
   for (std::size_t index = 0; index < front.size(); ++index) {
-    if (best && per_slope * slopes[index] > best->bytes.si() * kMargin) {
+    if (best && per_slope * slopes[index] > best_bytes(*best) * kMargin) {
       break;
     }
     keep_better(front[index], gemm_bytes(shape, front[index]), best);
@@ -638,17 +650,28 @@ std::optional<Bytes> winner_bytes(const GemmShape& shape, const TileCache::Rows&
   return std::nullopt;
 }
 
-// The search at `shape` past its key's settled rows: the certified winner where its bm divides M
-// (and, certified only where bytes are exact, its bytes are), else the best of the front.
-std::optional<TiledTraffic> past_rows_search(const GemmShape& shape, const TileCache::Rows& cached,
-                                             TileCache& cache) {
-  if (const auto bytes = winner_bytes(shape, cached)) {
-    cache.count_settled_search();
-    TiledTraffic answer = cached.winner;
-    answer.bytes = *bytes;
+// The key's winner with `bytes` as a search's answer: the tile, or its bytes alone.
+template <typename Best>
+Best winner_answer(const TiledTraffic& winner, Bytes bytes) {
+  if constexpr (std::is_same_v<Best, Bytes>) {
+    return bytes;
+  } else {
+    TiledTraffic answer = winner;
+    answer.bytes = bytes;
     return answer;
   }
-  std::optional<TiledTraffic> best;
+}
+
+// The search at `shape` past its key's settled rows: the certified winner where its bm divides M
+// (and, certified only where bytes are exact, its bytes are), else the best of the front.
+template <typename Best>
+std::optional<Best> past_rows_search(const GemmShape& shape, const TileCache::Rows& cached,
+                                     TileCache& cache) {
+  if (const auto bytes = winner_bytes(shape, cached)) {
+    cache.count_settled_search();
+    return winner_answer<Best>(cached.winner, *bytes);
+  }
+  std::optional<Best> best;
   rank_front(shape, cached.front, cached.front_slopes, best);
   return best;
 }
@@ -672,19 +695,30 @@ double least_at_row_edge_m(const GemmShape& shape, const TileBudget& budget) {
                         shape.w_element_bytes * k * n * w_reads + shape.out_element_bytes * m * n);
 }
 
+// What a search knows of its row at bm = M before looking at it: that no tile there fits, or a
+// floor of the bytes any does read (0: none known).
+struct RowAtM {
+  bool nothing_fits = false;
+  double least_bytes = 0.0;
+};
+
 // The GEMM search over cached rows, pruned without changing its argmin (the ranking is a total
 // order on distinct tiles, so the order of the walk does not matter either). Past the rows, where
 // the key's certified winner's bm divides M (or it holds W), the result is that winner
 // (settle_gemm), else the best of the key's front. Before, the front of the rows below M (pruned by
-// slope), then the row at M unless `nothing_fits_at_m` (a bound the caller has that no tile of row
-// edge M fits) or `least_at_m` (a floor of that row's bytes) exceeds the best below M.
-template <typename RowAt>
-std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache& cache,
-                                               const TileCache::Key& key, bool nothing_fits_at_m,
-                                               double least_at_m, SettledGemm* settled,
-                                               const RowAt& row_at) {
-  TileCache::Rows& cached = *cache.rows(key);
+// slope), then the row at M unless `at_m` says no tile of row edge M fits or its floor of that
+// row's bytes exceeds the best below M. `cached` is the cache's rows of `key`; `settled` (if
+// any) is left holding them, and the least M found past them.
+template <typename Best, typename RowAt>
+std::optional<Best> search_cached_gemm(const GemmShape& shape, TileCache& cache,
+                                       TileCache::Rows& cached, const TileCache::Key& key,
+                                       const RowAtM& at_m, SettledGemm* settled,
+                                       const RowAt& row_at) {
   using Settled = TileCache::Rows::Settled;
+  if (settled != nullptr && (settled->rows != &cached || settled->cache != &cache)) {
+    *settled = {&cache, &cached, key, SettledGemm::kNotPast};
+  }
+  const bool nothing_fits_at_m = at_m.nothing_fits;
   // Row edges below M: 2^0 … 2^top, as far as the first row without candidates.
   const int top = shape.m > 1 ? std::bit_width(static_cast<std::uint64_t>(shape.m - 1)) - 1 : -1;
   while (!cached.ended && static_cast<int>(cached.rows.size()) <= top) {
@@ -698,19 +732,18 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
     if (cached.settled == Settled::untried) {
       settle_gemm(shape, cached, last);
     }
-    if (settled != nullptr && (settled->rows == nullptr || settled->cache != &cache ||
-                               settled->key != key || shape.m < settled->from_m)) {
-      *settled = {&cache, &cached, key, shape.m};
+    if (settled != nullptr) {
+      settled->from_m = std::min(settled->from_m, shape.m);
     }
-    return past_rows_search(shape, cached, cache);
+    return past_rows_search<Best>(shape, cached, cache);
   }
-  std::optional<TiledTraffic> best;
+  std::optional<Best> best;
   const auto bytes_of = [&](const TiledTraffic& candidate) { return gemm_bytes(shape, candidate); };
   // The row at M last, and only where a tile there may read no more than the best below M:
   // least_at_m bounds its bytes from below by gemm_bytes' own arithmetic, so a row it skips
   // reads strictly more (and loses ties too). The order does not change the argmin.
   const auto rank_row_at_m = [&] {
-    if (!nothing_fits_at_m && !(best && least_at_m > best->bytes.si())) {
+    if (!nothing_fits_at_m && !(best && at_m.least_bytes > best_bytes(*best))) {
       rank_row(row_at(shape.m), bytes_of, best);
     }
     return best;
@@ -737,16 +770,22 @@ std::optional<TiledTraffic> search_cached_gemm(const GemmShape& shape, TileCache
 // the candidates' bytes relative to one another past the rows (its certified winner).
 template <typename RowAt>
 std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule, Bytes capacity,
-                                        double accumulator_capacity, bool nothing_fits_at_m,
-                                        double least_at_m, TileCache* cache, SettledGemm* settled,
+                                        double accumulator_capacity, const RowAtM& at_m,
+                                        TileCache* cache, SettledGemm* settled,
                                         const RowAt& row_at) {
   if (cache != nullptr) {
-    return search_cached_gemm(
-        shape, *cache,
-        {schedule, static_cast<double>(shape.n), static_cast<double>(shape.k),
-         shape.x_element_bytes, shape.w_element_bytes, shape.accumulator_bytes, capacity.si(),
-         accumulator_capacity, shape.out_element_bytes, 0.0},
-        nothing_fits_at_m, least_at_m, settled, row_at);
+    const TileCache::Key key{schedule,
+                             static_cast<double>(shape.n),
+                             static_cast<double>(shape.k),
+                             shape.x_element_bytes,
+                             shape.w_element_bytes,
+                             shape.accumulator_bytes,
+                             capacity.si(),
+                             accumulator_capacity,
+                             shape.out_element_bytes,
+                             0.0};
+    return search_cached_gemm<TiledTraffic>(shape, *cache, *cache->rows(key), key, at_m, settled,
+                                            row_at);
   }
   return search_rows(
       shape.m,
@@ -761,14 +800,19 @@ std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule,
 
 namespace {
 
-// Whether `settled` holds a search of the key `shape` sets (search_gemm's slots: N, K, the
-// widths), in `cache`, at an M no larger than this one.
-bool holds_search_of(const SettledGemm& settled, const GemmShape& shape, const TileCache& cache) {
+// Whether `settled` holds the rows of the key `shape` sets (search_gemm's slots: N, K, the
+// widths), in `cache`.
+bool holds_rows_of(const SettledGemm& settled, const GemmShape& shape, const TileCache& cache) {
   const TileCache::Key& key = settled.key;
-  return settled.rows != nullptr && settled.cache == &cache && shape.m >= settled.from_m &&
+  return settled.rows != nullptr && settled.cache == &cache &&
          key[1] == static_cast<double>(shape.n) && key[2] == static_cast<double>(shape.k) &&
          key[3] == shape.x_element_bytes && key[4] == shape.w_element_bytes &&
          key[5] == shape.accumulator_bytes && key[8] == shape.out_element_bytes;
+}
+
+// Whether it holds them past the rows at an M no larger than this one.
+bool holds_search_of(const SettledGemm& settled, const GemmShape& shape, const TileCache& cache) {
+  return shape.m >= settled.from_m && holds_rows_of(settled, shape, cache);
 }
 
 // Whether `settled` holds a search of this schedule and these capacities (the rest of its key
@@ -790,25 +834,7 @@ std::optional<TiledTraffic> settled_search(const SettledGemm& settled, const Gem
   if (!holds_search_of(settled, shape, cache)) {
     return std::nullopt;
   }
-  return past_rows_search(shape, *settled.rows, cache);
-}
-
-std::optional<Bytes> settled_tile_bytes(const SettledGemm& settled, const GemmShape& shape,
-                                        const TileBudget& budget, const TileCache& cache) {
-  if (!holds_schedule(&settled, 0.0, budget.capacity.si(), accumulator_capacity_of(budget)) ||
-      !holds_search_of(settled, shape, cache)) {
-    return std::nullopt;
-  }
-  return winner_bytes(shape, *settled.rows);
-}
-
-std::optional<Bytes> settled_panel_bytes(const SettledGemm& settled, const GemmShape& shape,
-                                         Bytes capacity, const TileCache& cache) {
-  if (!holds_schedule(&settled, 1.0, capacity.si(), -1.0) ||
-      !holds_search_of(settled, shape, cache)) {
-    return std::nullopt;
-  }
-  return winner_bytes(shape, *settled.rows);
+  return past_rows_search<TiledTraffic>(shape, *settled.rows, cache);
 }
 
 namespace {
@@ -825,6 +851,32 @@ std::optional<TiledTraffic> kept_answer(const SettledGemm* settled, const GemmSh
   return settled_search(*settled, shape, *cache);
 }
 
+// A tile search's row at bm = M. Every tile of row edge M holds at least M × 2·kSliceDepths[0]
+// elements of X (two streamed slices, where K is deeper) or all M × K of it (bk = K, resident),
+// and an M × 1 accumulator: past the capacities none fits. The footprints round their own way
+// (and `fits` subtracts the accumulators back out), so only a bound past a capacity by kMargin
+// counts. Else least_at_row_edge_m bounds its bytes.
+RowAtM tile_row_at_m(const GemmShape& shape, const TileBudget& budget) {
+  const auto m = static_cast<double>(shape.m);
+  const auto k = static_cast<double>(shape.k);
+  const double least_x =
+      m * shape.x_element_bytes *
+      (shape.k > kSliceDepths[0] ? std::min(2.0 * static_cast<double>(kSliceDepths[0]), k) : k);
+  const double least_accumulators = m * shape.accumulator_bytes;
+  const double capacity = budget.capacity.si() * kMargin;
+  const bool nothing_fits =
+      budget.accumulator_capacity
+          ? least_x > capacity || least_accumulators > budget.accumulator_capacity->si() * kMargin
+          : least_x + least_accumulators > capacity;
+  return {nothing_fits, nothing_fits ? 0.0 : least_at_row_edge_m(shape, budget)};
+}
+
+// A panel search's row at bm = M: a panel of row edge M holds all of X's M × K (panel_row's own
+// footprint at bn = 0, which only grows with bn).
+RowAtM panel_row_at_m(const GemmShape& shape, Bytes capacity) {
+  return {panel_footprint(shape, shape.m, 0).si() > capacity.si(), 0.0};
+}
+
 }  // namespace
 
 std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
@@ -834,23 +886,8 @@ std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBud
           kept_answer(settled, shape, 0.0, budget.capacity.si(), accumulator_capacity, cache)) {
     return kept;
   }
-  // Every tile of row edge M holds at least M × 2·kSliceDepths[0] elements of X (two streamed
-  // slices, where K is deeper) or all M × K of it (bk = K, resident), and an M × 1 accumulator:
-  // past the capacities none fits. The footprints round their own way (and `fits` subtracts the
-  // accumulators back out), so only a bound past a capacity by kMargin counts.
-  const auto m = static_cast<double>(shape.m);
-  const auto k = static_cast<double>(shape.k);
-  const double least_x =
-      m * shape.x_element_bytes *
-      (shape.k > kSliceDepths[0] ? std::min(2.0 * static_cast<double>(kSliceDepths[0]), k) : k);
-  const double least_accumulators = m * shape.accumulator_bytes;
-  const double capacity = budget.capacity.si() * kMargin;
-  const bool nothing_fits_at_m =
-      budget.accumulator_capacity
-          ? least_x > capacity || least_accumulators > budget.accumulator_capacity->si() * kMargin
-          : least_x + least_accumulators > capacity;
-  return search_gemm(shape, 0.0, budget.capacity, accumulator_capacity, nothing_fits_at_m,
-                     least_at_row_edge_m(shape, budget), cache, settled,
+  return search_gemm(shape, 0.0, budget.capacity, accumulator_capacity,
+                     tile_row_at_m(shape, budget), cache, settled,
                      [&](std::int64_t bm) { return gemm_row(shape, budget, bm); });
 }
 
@@ -859,11 +896,48 @@ std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capaci
   if (auto kept = kept_answer(settled, shape, 1.0, capacity.si(), -1.0, cache)) {
     return kept;
   }
-  // A panel of row edge M holds all of X's M × K: panel_row's own footprint at bn = 0, which
-  // only grows with bn.
-  const bool nothing_fits_at_m = panel_footprint(shape, shape.m, 0).si() > capacity.si();
-  return search_gemm(shape, 1.0, capacity, -1.0, nothing_fits_at_m, 0.0, cache, settled,
+  return search_gemm(shape, 1.0, capacity, -1.0, panel_row_at_m(shape, capacity), cache, settled,
                      [&](std::int64_t bm) { return panel_row(shape, capacity, bm); });
+}
+
+namespace {
+
+// The bytes alone of the search `settled` holds the rows of (settled_tile_bytes): past them, the
+// winner's or the front's; before, the cached search over them. `row_at_m()` and `row_at(bm)`
+// are the schedule's.
+template <typename RowAtM, typename RowAt>
+std::optional<Bytes> kept_bytes(SettledGemm& settled, const GemmShape& shape, TileCache& cache,
+                                const RowAtM& row_at_m, const RowAt& row_at) {
+  if (!holds_rows_of(settled, shape, cache)) {
+    return std::nullopt;
+  }
+  if (shape.m >= settled.from_m) {
+    return past_rows_search<Bytes>(shape, *settled.rows, cache);
+  }
+  return search_cached_gemm<Bytes>(shape, cache, *settled.rows, settled.key, row_at_m(), &settled,
+                                   row_at);
+}
+
+}  // namespace
+
+std::optional<Bytes> settled_tile_bytes(SettledGemm& settled, const GemmShape& shape,
+                                        const TileBudget& budget, TileCache& cache) {
+  if (!holds_schedule(&settled, 0.0, budget.capacity.si(), accumulator_capacity_of(budget))) {
+    return std::nullopt;
+  }
+  return kept_bytes(
+      settled, shape, cache, [&] { return tile_row_at_m(shape, budget); },
+      [&](std::int64_t bm) { return gemm_row(shape, budget, bm); });
+}
+
+std::optional<Bytes> settled_panel_bytes(SettledGemm& settled, const GemmShape& shape,
+                                         Bytes capacity, TileCache& cache) {
+  if (!holds_schedule(&settled, 1.0, capacity.si(), -1.0)) {
+    return std::nullopt;
+  }
+  return kept_bytes(
+      settled, shape, cache, [&] { return panel_row_at_m(shape, capacity); },
+      [&](std::int64_t bm) { return panel_row(shape, capacity, bm); });
 }
 
 namespace {

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -143,7 +144,8 @@ class TileCache {
     int front_below_last = -1;
   };
   Rows* rows(const Key& key);
-  /// Searches answered by their key's settled winner (no ranking): how much a sweep reuses.
+  /// Searches best_gemm_tile and best_panel_tile answered by their key's settled winner (no
+  /// ranking): how much a search at size after size reuses.
   [[nodiscard]] std::int64_t settled_searches() const { return settled_searches_; }
   void count_settled_search() { ++settled_searches_; }
 
@@ -162,35 +164,38 @@ class TileCache {
   std::array<Recent, 1024> recent_{};
 };
 
-/// A GEMM search the cache answered past its key's rows (see best_gemm_tile), kept by the caller
-/// to answer the same search (the same key: N, K, element widths, budget, schedule) at a larger
-/// M or another batch with no lookup: a batch line's tiers, point after point. Past the rows at
-/// one M is past them at every larger M (the rows are final, and no tile of row edge M fits a
-/// larger M either). It points into the cache that answered, and is good while that lives.
+/// A GEMM search the cache answered (see best_gemm_tile), kept by the caller to answer the same
+/// search (the same key: N, K, element widths, budget, schedule) at another M or batch with no
+/// lookup: a batch line's tiers, point after point. It holds the key's rows, and the least M
+/// the search was found past them at: past the rows at one M is past them at every larger M
+/// (the rows are final, and no tile of row edge M fits a larger M either). It points into the
+/// cache that answered, and is good while that lives.
 struct SettledGemm {
-  const TileCache* cache = nullptr;       ///< the cache it points into (it answers only with it)
-  const TileCache::Rows* rows = nullptr;  ///< the key's, past M (none: it holds no search)
-  TileCache::Key key{};                   ///< the search's key
-  std::int64_t from_m = 0;                ///< the least M it was found at: it answers M ≥ this
+  static constexpr std::int64_t kNotPast = std::numeric_limits<std::int64_t>::max();
+  const TileCache* cache = nullptr;  ///< the cache it points into (it answers only with it)
+  TileCache::Rows* rows = nullptr;   ///< the key's (none: it holds no search)
+  TileCache::Key key{};              ///< the search's key
+  std::int64_t from_m = kNotPast;    ///< the least M found past the rows (kNotPast: none yet)
 };
 
-/// The search `settled` holds, answering one at `shape`: the same search but for M and the batch
-/// (the caller keeps one per op and tier, whose budget is fixed): best_gemm_tile's (or
-/// best_panel_tile's) result there, bit for bit. nullopt where it holds none, M is below its
-/// own, N, K or a width differ, `cache` is not the one it came from, or the search found no tile.
+/// The search `settled` holds, answering one at `shape` past the rows: the same search but for M
+/// and the batch (the caller keeps one per op and tier, whose budget is fixed): best_gemm_tile's
+/// (or best_panel_tile's) result there, bit for bit. nullopt where it holds none, M is below
+/// from_m, N, K or a width differ, `cache` is not the one it came from, or the search found no
+/// tile.
 std::optional<TiledTraffic> settled_search(const SettledGemm& settled, const GemmShape& shape,
                                            TileCache& cache);
 
-/// The bytes of best_gemm_tile(shape, budget, &cache, &settled) where the search `settled` holds
-/// answers it with its key's certified winner (past the rows, where the winner's bm divides M or
-/// it holds W): the same figure, bit for bit, with no ranking and no tile copied. nullopt where
-/// the search must run (it holds another search, or the front would be ranked). Not counted in
-/// TileCache::settled_searches (the caller counts what it uses).
-std::optional<Bytes> settled_tile_bytes(const SettledGemm& settled, const GemmShape& shape,
-                                        const TileBudget& budget, const TileCache& cache);
+/// The bytes of best_gemm_tile(shape, budget, &cache, &settled) where `settled` holds the rows of
+/// this search's key (any M): the same search over them, keeping only the least bytes (bytes
+/// rank first, so they are the best tile's, bit for bit) with no lookup and no tile copied.
+/// nullopt where it holds another key (best_gemm_tile then searches, and keeps this one) or the
+/// search finds no tile.
+std::optional<Bytes> settled_tile_bytes(SettledGemm& settled, const GemmShape& shape,
+                                        const TileBudget& budget, TileCache& cache);
 /// The same for best_panel_tile(shape, capacity, &cache, &settled).
-std::optional<Bytes> settled_panel_bytes(const SettledGemm& settled, const GemmShape& shape,
-                                         Bytes capacity, const TileCache& cache);
+std::optional<Bytes> settled_panel_bytes(SettledGemm& settled, const GemmShape& shape,
+                                         Bytes capacity, TileCache& cache);
 
 /// The tile of least traffic whose footprint fits `capacity` (ties: the larger bm·bn, then the
 /// larger bm, then the smaller footprint — deterministic). Candidates per dimension: powers of two
@@ -207,8 +212,8 @@ std::optional<Bytes> settled_panel_bytes(const SettledGemm& settled, const GemmS
 /// another, which it loses ties to, loses at every M (its bytes round no lower).
 ///
 /// `settled` (optional, with a cache): a search it holds answers this one where it can (the same
-/// key and M at least its own: the result the cache would give, bit for bit); a search the cache
-/// answers past the rows is put in it (when it holds none of this key, or one from a larger M).
+/// key and M past the rows: the result the cache would give, bit for bit); otherwise it is left
+/// holding this search's key and rows, and the least M found past them.
 std::optional<TiledTraffic> best_gemm_tile(const GemmShape& shape, const TileBudget& budget,
                                            TileCache* cache = nullptr,
                                            SettledGemm* settled = nullptr);

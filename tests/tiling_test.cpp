@@ -505,12 +505,12 @@ TEST_CASE("a search kept past its rows answers later ones as the exhaustive sear
   // again at the next batch's M: by the settled winner where its bm divides M, else by ranking
   // the key's front (pruned by slope). Random shapes, widths and budgets as in the test above; M
   // past the rows, growing, on and off the winner's bm; the batch of 0 and 7 too. Each answer
-  // must be the exhaustive search's.
+  // must be the exhaustive search's, and so must the bytes alone (settled_tile_bytes,
+  // settled_panel_bytes: a batch line's tiers), which the kept search gives at every such M.
   rsim::TileCache cache;
   SmallBudgetKeys keys{std::mt19937_64(20261201)};
   std::mt19937_64& random = keys.random;
   int answered = 0;
-  int winner_bytes = 0;
   for (int trial = 0; trial < 300; ++trial) {
     auto [shape, budget] = keys.next();
     shape.batch = 1.0;
@@ -537,19 +537,20 @@ TEST_CASE("a search kept past its rows answers later ones as the exhaustive sear
       const auto best = exhaustive::gemm(shape, budget);
       exhaustive::require_same(rsim::settled_search(tiles, shape, cache), best);
       ++answered;
-      // Where the winner answers, its bytes alone (a batch line's tiers) are the same figure.
-      if (const auto bytes = rsim::settled_tile_bytes(tiles, shape, budget, cache)) {
-        REQUIRE(best.has_value());
+      const auto bytes = rsim::settled_tile_bytes(tiles, shape, budget, cache);
+      REQUIRE(bytes.has_value() == best.has_value());
+      if (bytes) {
         REQUIRE(bytes->si() == best->bytes.si());
-        ++winner_bytes;
       }
-      if (panels.rows != nullptr) {
+      // A panel search is past its rows where a panel of bm = 1 fits (from_m set).
+      if (panels.from_m <= shape.m) {
         const auto best_panels = exhaustive::panels(shape, budget.capacity);
         exhaustive::require_same(rsim::settled_search(panels, shape, cache), best_panels);
         ++answered;
-        if (const auto bytes = rsim::settled_panel_bytes(panels, shape, budget.capacity, cache)) {
-          REQUIRE(best_panels.has_value());
-          REQUIRE(bytes->si() == best_panels->bytes.si());
+        const auto panel_bytes = rsim::settled_panel_bytes(panels, shape, budget.capacity, cache);
+        REQUIRE(panel_bytes.has_value() == best_panels.has_value());
+        if (panel_bytes) {
+          REQUIRE(panel_bytes->si() == best_panels->bytes.si());
         }
       }
     }
@@ -564,11 +565,8 @@ TEST_CASE("a search kept past its rows answers later ones as the exhaustive sear
     shape.n += 1;
     REQUIRE_FALSE(rsim::settled_search(tiles, shape, cache));
   }
-  // Every tile search, and most panel searches (300 × 12 × 2 = 7200 at most); the winner answers
-  // some tile searches by its bytes alone (where its bm divides M or it holds W).
+  // Every tile search, and most panel searches (300 × 12 × 2 = 7200 at most).
   REQUIRE(answered > 300 * 12 * 3 / 2);
-  INFO("answered by the winner's bytes: " << winner_bytes);
-  REQUIRE(winner_bytes > 100);
 }
 
 TEST_CASE("a cached search ranks the row at bm = M only where it may win", "[tiling]") {
@@ -579,22 +577,44 @@ TEST_CASE("a cached search ranks the row at bm = M only where it may win", "[til
   // budgets; M from 1 upward in small steps while a tile of edge M may fit, so the row at M wins
   // some searches (X or W held whole, few column blocks) and is skipped in others. Each answer
   // must be the exhaustive search's.
+  // The kept searches' bytes (settled_tile_bytes, settled_panel_bytes: a batch line's tiers,
+  // which hold their key's rows from the first search on) must be the exhaustive search's too.
   rsim::TileCache cache;
   SmallBudgetKeys keys{std::mt19937_64(20261130)};
   std::mt19937_64& random = keys.random;
   int searches = 0;
+  int kept_answers = 0;
   for (int trial = 0; trial < 300; ++trial) {
     auto [shape, budget] = keys.next();
+    rsim::SettledGemm tiles;
+    rsim::SettledGemm panels;
     // The largest M whose X slice of one element per row and 1 × M accumulators could fit.
     const auto reach = static_cast<std::int64_t>(budget.capacity.si() / 4.0) + 2;
     for (shape.m = 1; shape.m <= reach;
          shape.m += 1 + static_cast<std::int64_t>(random() % (1 + shape.m / 3))) {
-      exhaustive::require_same(rsim::best_gemm_tile(shape, budget, &cache),
-                               exhaustive::gemm(shape, budget));
+      const auto best = exhaustive::gemm(shape, budget);
+      const auto best_panels = exhaustive::panels(shape, budget.capacity);
+      if (tiles.rows != nullptr) {
+        const auto bytes = rsim::settled_tile_bytes(tiles, shape, budget, cache);
+        const auto panel_bytes = rsim::settled_panel_bytes(panels, shape, budget.capacity, cache);
+        REQUIRE(bytes.has_value() == best.has_value());
+        REQUIRE(panel_bytes.has_value() == best_panels.has_value());
+        if (bytes) {
+          REQUIRE(bytes->si() == best->bytes.si());
+          ++kept_answers;
+        }
+        if (panel_bytes) {
+          REQUIRE(panel_bytes->si() == best_panels->bytes.si());
+        }
+      }
+      exhaustive::require_same(rsim::best_gemm_tile(shape, budget, &cache, &tiles), best);
+      exhaustive::require_same(rsim::best_panel_tile(shape, budget.capacity, &cache, &panels),
+                               best_panels);
       ++searches;
     }
   }
   REQUIRE(searches > 3000);
+  REQUIRE(kept_answers > 2000);
 }
 
 TEST_CASE("a tie of tiles settles only where the bytes are exact", "[tiling]") {
