@@ -480,9 +480,8 @@ void recost_compiled(const Op& op, OpCostPlan& plan, const std::vector<InnerTier
 // (settled_tile_bytes, settled_panel_bytes: they hold their keys' rows): compiled_traffic's
 // figure, bit for bit (tiled_traffic's choice and its untiled inputs), with no tile copied.
 // nullopt where compiled_traffic must search (and keep the searches).
-std::optional<Bytes> settled_tier_bytes(const Op& op, OpCostPlan& plan, const GemmShape& shape,
-                                        const InnerTier& inner, std::size_t index,
-                                        TileCache& cache) {
+OptionalBytes settled_tier_bytes(const Op& op, OpCostPlan& plan, const GemmShape& shape,
+                                 const InnerTier& inner, std::size_t index, TileCache& cache) {
   if (inner.fixed != nullptr) {
     return std::nullopt;
   }
@@ -497,7 +496,7 @@ std::optional<Bytes> settled_tier_bytes(const Op& op, OpCostPlan& plan, const Ge
     if (!panels) {
       return std::nullopt;
     }
-    if (panels_win(&bytes, &*panels)) {
+    if (panels_win(&bytes, panels.operator->())) {
       bytes = *panels;
     }
   }
@@ -529,7 +528,7 @@ void write_times(const Op& op, const OpCostPlan& plan, Flops flops, Bytes ideal,
   for (std::size_t index = 0; index < tiers; ++index) {
     Bytes bytes = ideal;
     if (tiled && index + 1 < tiers) {
-      if (const std::optional<Bytes> served = inner_bytes(index)) {
+      if (const OptionalBytes served = inner_bytes(index)) {
         bytes = *served;
       }
     }
@@ -547,7 +546,7 @@ void compiled_times(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>
   const Bytes ideal = plan.ideal_bytes ? *plan.ideal_bytes : compiled_ideal_bytes(op, sizes);
   const bool tiled = op.kind == OpKind::matmul && ideal.si() > 0.0;
   const GemmShape shape = tiled ? compiled_gemm_shape(sizes) : GemmShape{};
-  const auto inner_bytes = [&](std::size_t index) -> std::optional<Bytes> {
+  const auto inner_bytes = [&](std::size_t index) -> OptionalBytes {
     if (const auto settled =
             settled_tier_bytes(op, plan, shape, inner_tiers[index], index, cache)) {
       return settled;
@@ -568,7 +567,7 @@ void attention_times(const Op& op, const OpCostPlan& plan,
   const Bytes ideal = plan.ideal_bytes ? *plan.ideal_bytes : op_bytes(op);
   const bool tiled = ideal.si() > 0.0;
   const FlashShape shape = tiled ? flash_shape(op) : FlashShape{};
-  const auto inner_bytes = [&](std::size_t index) -> std::optional<Bytes> {
+  const auto inner_bytes = [&](std::size_t index) -> OptionalBytes {
     if (const auto traffic = best_flash_tile(shape, inner_tiers[index].budget, &cache)) {
       return traffic->bytes;
     }
@@ -581,7 +580,7 @@ void attention_times(const Op& op, const OpCostPlan& plan,
 // A collective: no FLOPs and no memory bytes (its bytes cross the network), its T_net.
 void collective_times(const Op& op, const OpCostPlan& plan, const Roofs& roofs, CostTable& table,
                       Eigen::Index row) {
-  const auto none = [](std::size_t) { return std::optional<Bytes>(); };
+  const auto none = [](std::size_t) { return OptionalBytes(); };
   write_times(op, plan, Flops(0.0), Bytes(0.0), false, none,
               collective_cost(op.collective, plan.networks, false).time, roofs, table, row);
 }

@@ -20,6 +20,13 @@ namespace {
 // slice the whole contraction, which lets an operand stay resident.
 constexpr std::array<std::int64_t, 5> kSliceDepths{16, 32, 64, 128, 256};
 
+// Whether `divisor` divides `multiple`: a mask for the power-of-two tile edges most searches try.
+bool divides(std::int64_t divisor, std::int64_t multiple) {
+  const auto bits = static_cast<std::uint64_t>(divisor);
+  return (bits & (bits - 1)) == 0 ? (static_cast<std::uint64_t>(multiple) & (bits - 1)) == 0
+                                  : multiple % divisor == 0;
+}
+
 // ⌈numerator / denominator⌉; a shift for the power-of-two tile edges most searches try.
 double ceil_div(std::int64_t numerator, std::int64_t denominator) {
   const auto divisor = static_cast<std::uint64_t>(denominator);
@@ -73,8 +80,13 @@ auto rank_key(const TiledTraffic& traffic, Bytes bytes) {
                          traffic.footprint.si(), -traffic.tile.bk);
 }
 
-// A search keeps the best candidate so far (TiledTraffic), or only its bytes (Bytes): bytes rank
-// first, so the least bytes are the best candidate's whatever breaks ties between them.
+// A search keeps the best candidate so far (std::optional<TiledTraffic>), or only its bytes
+// (LeastBytes): bytes rank first, so the least bytes are the best candidate's whatever breaks
+// ties between them. LeastBytes is a bare double (+∞: none yet; no finite sizes reach it), which
+// a batch line's searches keep in a register.
+struct LeastBytes {
+  double bytes = std::numeric_limits<double>::infinity();
+};
 
 // `candidate` with `bytes` (its own are not read) becomes `best` if it ranks before it.
 void keep_better(const TiledTraffic& candidate, Bytes bytes, std::optional<TiledTraffic>& best) {
@@ -83,18 +95,19 @@ void keep_better(const TiledTraffic& candidate, Bytes bytes, std::optional<Tiled
     best->bytes = bytes;
   }
 }
-void keep_better(const TiledTraffic& /*candidate*/, Bytes bytes, std::optional<Bytes>& least) {
-  if (!least || bytes < *least) {
-    least = bytes;
-  }
+void keep_better(const TiledTraffic& /*candidate*/, Bytes bytes, LeastBytes& least) {
+  least.bytes = std::min(least.bytes, bytes.si());
 }
 
-double best_bytes(const TiledTraffic& best) { return best.bytes.si(); }
-double best_bytes(Bytes least) { return least.si(); }
+// Whether a search has found a candidate, and its bytes if so.
+bool found(const std::optional<TiledTraffic>& best) { return best.has_value(); }
+bool found(LeastBytes least) { return least.bytes < std::numeric_limits<double>::infinity(); }
+double best_bytes(const std::optional<TiledTraffic>& best) { return best->bytes.si(); }
+double best_bytes(LeastBytes least) { return least.bytes; }
 
 // Every candidate of `row`, with its bytes from `bytes_of`, against `best`.
 template <typename Best, typename BytesOf>
-void rank_row(const TileRow& row, const BytesOf& bytes_of, std::optional<Best>& best) {
+void rank_row(const TileRow& row, const BytesOf& bytes_of, Best& best) {
   for (int index = 0; index < row.count; ++index) {
     const TiledTraffic& candidate = row.candidates[static_cast<std::size_t>(index)];
     keep_better(candidate, bytes_of(candidate), best);
@@ -577,10 +590,10 @@ void order_front(const GemmShape& shape, std::vector<TiledTraffic>& front,
 // read strictly more.
 template <typename Best>
 void rank_front(const GemmShape& shape, const std::vector<TiledTraffic>& front,
-                const std::vector<double>& slopes, std::optional<Best>& best) {
+                const std::vector<double>& slopes, Best& best) {
   const double per_slope = shape.batch * static_cast<double>(shape.m);
   for (std::size_t index = 0; index < front.size(); ++index) {
-    if (best && per_slope * slopes[index] > best_bytes(*best) * kMargin) {
+    if (found(best) && per_slope * slopes[index] > best_bytes(best) * kMargin) {
       break;
     }
     keep_better(front[index], gemm_bytes(shape, front[index]), best);
@@ -634,13 +647,13 @@ void settle_gemm(const GemmShape& shape, TileCache::Rows& cached, int last) {
 // The bytes the key's certified winner reads at `shape` past the rows, where it answers the search
 // (its bm divides M, or it holds W; certified only where bytes are exact, they are); nullopt
 // where the front must be ranked.
-std::optional<Bytes> winner_bytes(const GemmShape& shape, const TileCache::Rows& cached) {
+OptionalBytes winner_bytes(const GemmShape& shape, const TileCache::Rows& cached) {
   using Settled = TileCache::Rows::Settled;
   const TiledTraffic& winner = cached.winner;
   // A batch of 0 would scale every candidate's bytes to the same 0 (a tie the key cannot see);
   // the front's ranking holds there too (its order on ties is the rows').
   if (cached.settled == Settled::refused || shape.batch <= 0.0 ||
-      !(winner.w_resident || shape.m % winner.tile.bm == 0)) {
+      !(winner.w_resident || divides(winner.tile.bm, shape.m))) {
     return std::nullopt;
   }
   const Bytes bytes = gemm_bytes(shape, winner);
@@ -653,8 +666,8 @@ std::optional<Bytes> winner_bytes(const GemmShape& shape, const TileCache::Rows&
 // The key's winner with `bytes` as a search's answer: the tile, or its bytes alone.
 template <typename Best>
 Best winner_answer(const TiledTraffic& winner, Bytes bytes) {
-  if constexpr (std::is_same_v<Best, Bytes>) {
-    return bytes;
+  if constexpr (std::is_same_v<Best, LeastBytes>) {
+    return LeastBytes{bytes.si()};
   } else {
     TiledTraffic answer = winner;
     answer.bytes = bytes;
@@ -665,13 +678,12 @@ Best winner_answer(const TiledTraffic& winner, Bytes bytes) {
 // The search at `shape` past its key's settled rows: the certified winner where its bm divides M
 // (and, certified only where bytes are exact, its bytes are), else the best of the front.
 template <typename Best>
-std::optional<Best> past_rows_search(const GemmShape& shape, const TileCache::Rows& cached,
-                                     TileCache& cache) {
+Best past_rows_search(const GemmShape& shape, const TileCache::Rows& cached, TileCache& cache) {
   if (const auto bytes = winner_bytes(shape, cached)) {
     cache.count_settled_search();
     return winner_answer<Best>(cached.winner, *bytes);
   }
-  std::optional<Best> best;
+  Best best{};
   rank_front(shape, cached.front, cached.front_slopes, best);
   return best;
 }
@@ -710,10 +722,9 @@ struct RowAtM {
 // row's bytes exceeds the best below M. `cached` is the cache's rows of `key`; `settled` (if
 // any) is left holding them, and the least M found past them.
 template <typename Best, typename RowAt>
-std::optional<Best> search_cached_gemm(const GemmShape& shape, TileCache& cache,
-                                       TileCache::Rows& cached, const TileCache::Key& key,
-                                       const RowAtM& at_m, SettledGemm* settled,
-                                       const RowAt& row_at) {
+Best search_cached_gemm(const GemmShape& shape, TileCache& cache, TileCache::Rows& cached,
+                        const TileCache::Key& key, const RowAtM& at_m, SettledGemm* settled,
+                        const RowAt& row_at) {
   using Settled = TileCache::Rows::Settled;
   if (settled != nullptr && (settled->rows != &cached || settled->cache != &cache)) {
     *settled = {&cache, &cached, key, SettledGemm::kNotPast};
@@ -737,13 +748,13 @@ std::optional<Best> search_cached_gemm(const GemmShape& shape, TileCache& cache,
     }
     return past_rows_search<Best>(shape, cached, cache);
   }
-  std::optional<Best> best;
+  Best best{};
   const auto bytes_of = [&](const TiledTraffic& candidate) { return gemm_bytes(shape, candidate); };
   // The row at M last, and only where a tile there may read no more than the best below M:
   // least_at_m bounds its bytes from below by gemm_bytes' own arithmetic, so a row it skips
   // reads strictly more (and loses ties too). The order does not change the argmin.
   const auto rank_row_at_m = [&] {
-    if (!nothing_fits_at_m && !(best && at_m.least_bytes > best_bytes(*best))) {
+    if (!nothing_fits_at_m && !(found(best) && at_m.least_bytes > best_bytes(best))) {
       rank_row(row_at(shape.m), bytes_of, best);
     }
     return best;
@@ -784,8 +795,8 @@ std::optional<TiledTraffic> search_gemm(const GemmShape& shape, double schedule,
                              accumulator_capacity,
                              shape.out_element_bytes,
                              0.0};
-    return search_cached_gemm<TiledTraffic>(shape, *cache, *cache->rows(key), key, at_m, settled,
-                                            row_at);
+    return search_cached_gemm<std::optional<TiledTraffic>>(shape, *cache, *cache->rows(key), key,
+                                                           at_m, settled, row_at);
   }
   return search_rows(
       shape.m,
@@ -834,7 +845,7 @@ std::optional<TiledTraffic> settled_search(const SettledGemm& settled, const Gem
   if (!holds_search_of(settled, shape, cache)) {
     return std::nullopt;
   }
-  return past_rows_search<TiledTraffic>(shape, *settled.rows, cache);
+  return past_rows_search<std::optional<TiledTraffic>>(shape, *settled.rows, cache);
 }
 
 namespace {
@@ -906,22 +917,23 @@ namespace {
 // winner's or the front's; before, the cached search over them. `row_at_m()` and `row_at(bm)`
 // are the schedule's.
 template <typename RowAtM, typename RowAt>
-std::optional<Bytes> kept_bytes(SettledGemm& settled, const GemmShape& shape, TileCache& cache,
-                                const RowAtM& row_at_m, const RowAt& row_at) {
+OptionalBytes kept_bytes(SettledGemm& settled, const GemmShape& shape, TileCache& cache,
+                         const RowAtM& row_at_m, const RowAt& row_at) {
   if (!holds_rows_of(settled, shape, cache)) {
     return std::nullopt;
   }
-  if (shape.m >= settled.from_m) {
-    return past_rows_search<Bytes>(shape, *settled.rows, cache);
-  }
-  return search_cached_gemm<Bytes>(shape, cache, *settled.rows, settled.key, row_at_m(), &settled,
-                                   row_at);
+  const LeastBytes least =
+      shape.m >= settled.from_m
+          ? past_rows_search<LeastBytes>(shape, *settled.rows, cache)
+          : search_cached_gemm<LeastBytes>(shape, cache, *settled.rows, settled.key, row_at_m(),
+                                           &settled, row_at);
+  return found(least) ? OptionalBytes(Bytes(least.bytes)) : std::nullopt;
 }
 
 }  // namespace
 
-std::optional<Bytes> settled_tile_bytes(SettledGemm& settled, const GemmShape& shape,
-                                        const TileBudget& budget, TileCache& cache) {
+OptionalBytes settled_tile_bytes(SettledGemm& settled, const GemmShape& shape,
+                                 const TileBudget& budget, TileCache& cache) {
   if (!holds_schedule(&settled, 0.0, budget.capacity.si(), accumulator_capacity_of(budget))) {
     return std::nullopt;
   }
@@ -930,8 +942,8 @@ std::optional<Bytes> settled_tile_bytes(SettledGemm& settled, const GemmShape& s
       [&](std::int64_t bm) { return gemm_row(shape, budget, bm); });
 }
 
-std::optional<Bytes> settled_panel_bytes(SettledGemm& settled, const GemmShape& shape,
-                                         Bytes capacity, TileCache& cache) {
+OptionalBytes settled_panel_bytes(SettledGemm& settled, const GemmShape& shape, Bytes capacity,
+                                  TileCache& cache) {
   if (!holds_schedule(&settled, 1.0, capacity.si(), -1.0)) {
     return std::nullopt;
   }

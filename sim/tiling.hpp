@@ -191,11 +191,11 @@ std::optional<TiledTraffic> settled_search(const SettledGemm& settled, const Gem
 /// rank first, so they are the best tile's, bit for bit) with no lookup and no tile copied.
 /// nullopt where it holds another key (best_gemm_tile then searches, and keeps this one) or the
 /// search finds no tile.
-std::optional<Bytes> settled_tile_bytes(SettledGemm& settled, const GemmShape& shape,
-                                        const TileBudget& budget, TileCache& cache);
+OptionalBytes settled_tile_bytes(SettledGemm& settled, const GemmShape& shape,
+                                 const TileBudget& budget, TileCache& cache);
 /// The same for best_panel_tile(shape, capacity, &cache, &settled).
-std::optional<Bytes> settled_panel_bytes(SettledGemm& settled, const GemmShape& shape,
-                                         Bytes capacity, TileCache& cache);
+OptionalBytes settled_panel_bytes(SettledGemm& settled, const GemmShape& shape, Bytes capacity,
+                                  TileCache& cache);
 
 /// The tile of least traffic whose footprint fits `capacity` (ties: the larger bm·bn, then the
 /// larger bm, then the smaller footprint — deterministic). Candidates per dimension: powers of two

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <compare>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +40,25 @@ constexpr Quantity<Tag> operator*(double factor, Quantity<Tag> quantity) {
   return quantity * factor;
 }
 
+/// A quantity or none, in one double (NaN: none), with std::optional's interface: for the inner
+/// loop of a sweep, where GCC keeps it in a register, whereas a std::optional<Quantity> goes
+/// through the stack and its reload stalls on the two narrower stores that built it. rsim's
+/// figures are never NaN, so a NaN quantity put in reads as none.
+template <class Tag>
+class OptionalQuantity {
+ public:
+  constexpr OptionalQuantity() = default;
+  constexpr OptionalQuantity(std::nullopt_t /*none*/) {}  // NOLINT: implicit, as std::optional's
+  constexpr OptionalQuantity(Quantity<Tag> value) : value_(value) {}  // NOLINT: likewise
+  [[nodiscard]] constexpr bool has_value() const { return value_.si() == value_.si(); }
+  constexpr explicit operator bool() const { return has_value(); }
+  constexpr Quantity<Tag> operator*() const { return value_; }
+  constexpr const Quantity<Tag>* operator->() const { return &value_; }
+
+ private:
+  Quantity<Tag> value_{std::numeric_limits<double>::quiet_NaN()};
+};
+
 struct BytesTag {};
 struct SecondsTag {};
 struct FlopsTag {};
@@ -52,6 +72,7 @@ using Flops = Quantity<FlopsTag>;                    ///< floating-point (or int
 using BytesPerSecond = Quantity<BytesPerSecondTag>;  ///< bytes per second
 using FlopsPerSecond = Quantity<FlopsPerSecondTag>;  ///< operations per second
 using Hertz = Quantity<HertzTag>;                    ///< cycles per second
+using OptionalBytes = OptionalQuantity<BytesTag>;    ///< bytes or none
 
 /// Time to move `bytes` at `bandwidth`: T_comms = bytes / bandwidth.
 constexpr Seconds operator/(Bytes bytes, BytesPerSecond bandwidth) {

@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
+#include <optional>
+
 using rsim::Dimension;
 using rsim::parse_quantity;
 
@@ -62,4 +65,22 @@ TEST_CASE("strong quantity types compose into times and intensities", "[units]")
   CHECK((bytes / bandwidth).si() == Approx(2.0));  // 4e9 / 2e9 = 2 s
   CHECK(rsim::intensity(flops, bytes) == Approx(500.0));
   CHECK(rsim::ridge(peak, bandwidth) == Approx(500.0));
+}
+
+TEST_CASE("an optional quantity holds a figure or none in one double", "[units]") {
+  // OptionalBytes stands in for std::optional<Bytes> on a sweep's inner loop: the same answers,
+  // with NaN as none (no figure of rsim is NaN).
+  static_assert(sizeof(rsim::OptionalBytes) == sizeof(double));
+  const rsim::OptionalBytes none;
+  CHECK_FALSE(none.has_value());
+  CHECK_FALSE(static_cast<bool>(none));
+  CHECK_FALSE(rsim::OptionalBytes(std::nullopt).has_value());
+  CHECK_FALSE(rsim::OptionalBytes(rsim::Bytes(std::numeric_limits<double>::quiet_NaN())));
+  // Zero, negative and infinite figures are values, as in std::optional.
+  for (const double bytes : {0.0, -1.0, 3.5e9, std::numeric_limits<double>::infinity()}) {
+    const rsim::OptionalBytes some = rsim::Bytes(bytes);
+    REQUIRE(some.has_value());
+    CHECK((*some).si() == bytes);
+    CHECK(some->si() == bytes);
+  }
 }
