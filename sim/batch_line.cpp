@@ -194,8 +194,8 @@ std::optional<std::int64_t> BatchLine::at_batch(const Proportion& whole, std::in
   return value;
 }
 
-std::optional<Bytes> BatchLine::bytes_at(const AffineBytes& bytes, std::int64_t batch) const {
-  std::pair<std::int64_t, std::int64_t> last{0, 0};
+OptionalBytes BatchLine::bytes_at(const AffineBytes& bytes, std::int64_t batch,
+                                  std::pair<std::int64_t, std::int64_t>& last) {
   const auto scaled = bytes.affine ? at_batch(bytes.per_batch, batch, last) : std::nullopt;
   if (!scaled) {
     return std::nullopt;
@@ -208,13 +208,14 @@ std::optional<Bytes> BatchLine::bytes_at(const AffineBytes& bytes, std::int64_t 
   return Bytes(value);
 }
 
-std::optional<Bytes> BatchLine::activations_at(std::int64_t batch) const {
+OptionalBytes BatchLine::activations_at(std::int64_t batch) const {
   if (!working_sets_) {
     return std::nullopt;
   }
   Bytes largest;
+  std::pair<std::int64_t, std::int64_t> last_step{0, 0};
   for (const AffineBytes& working : *working_sets_) {
-    const auto bytes = bytes_at(working, batch);
+    const auto bytes = bytes_at(working, batch, last_step);
     if (!bytes) {
       return std::nullopt;
     }
@@ -370,8 +371,9 @@ const BatchLine::Point* BatchLine::evaluate(std::int64_t batch, Workspace& works
       *std::get<double*>(number) = value;
     }
   }
+  // The same batch: the steps' quotients found above serve here too.
   for (std::size_t row = 0; row < ideal_.size(); ++row) {
-    workspace.plan_.ops[row].ideal_bytes = bytes_at(ideal_[row], batch);
+    workspace.plan_.ops[row].ideal_bytes = bytes_at(ideal_[row], batch, last_step);
   }
   recost_times(workspace.graph_, workspace.plan_, roofs_, scenario_.tiles, workspace.cache,
                workspace.table_, workspace.costed_ ? &scaled_rows_ : nullptr);

@@ -104,9 +104,11 @@ class BatchLine {
   /// visit counts KV cache or per-batch weights (the footprint is then summed whole).
   [[nodiscard]] std::optional<std::vector<AffineBytes>> affine_working_sets(
       const std::vector<ShardedGraph>& probes) const;
-  [[nodiscard]] std::optional<Bytes> bytes_at(const AffineBytes& bytes, std::int64_t batch) const;
+  /// `bytes` at `batch`, nullopt where not whole or not exact; `last` as at_batch's.
+  static OptionalBytes bytes_at(const AffineBytes& bytes, std::int64_t batch,
+                                std::pair<std::int64_t, std::int64_t>& last);
   /// The largest working set at `batch` (the max of working_sets_), where every one is exact.
-  [[nodiscard]] std::optional<Bytes> activations_at(std::int64_t batch) const;
+  [[nodiscard]] OptionalBytes activations_at(std::int64_t batch) const;
 
   static std::vector<std::size_t> rows_of(OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
                                           const std::vector<Scaled>& scaled);

@@ -112,7 +112,7 @@ struct OpCostPlan {
   /// The op's ideal bytes (op_bytes) at its current sizes, where the caller knows them exactly
   /// (a batch line: affine in the batch); recost_times then takes them instead of summing the
   /// tensors. Unset: summed.
-  std::optional<Bytes> ideal_bytes;
+  OptionalBytes ideal_bytes;
 };
 
 /// InputError if the op's compute path does not exist.
