@@ -435,11 +435,34 @@ class CrossoverFinder {
  public:
   CrossoverFinder(const Evaluator& evaluator, const SweepResult& result)
       : evaluator_(evaluator), result_(result) {
-    for (std::size_t axis = 0; axis < result.axes.size(); ++axis) {
-      if (result.axes[axis].numeric && !x_axis_) {
+    const std::vector<SweepAxis>& axes = result.axes;
+    for (std::size_t axis = 0; axis < axes.size(); ++axis) {
+      if (axes[axis].numeric && !x_axis_) {
         x_axis_ = axis;
-      } else if (!result.axes[axis].numeric && !series_axis_) {
+      } else if (!axes[axis].numeric && !series_axis_) {
         series_axis_ = axis;
+      }
+    }
+    // Each axis' stride in the grid (the last fastest), and the rank of each of its values among
+    // its distinct values in string order, with the radix of those ranks.
+    strides_.assign(axes.size(), 1);
+    for (std::size_t axis = axes.size(); axis-- > 1;) {
+      strides_[axis - 1] = strides_[axis] * axes[axis].values.size();
+    }
+    for (const SweepAxis& axis : axes) {
+      std::vector<std::string> distinct = axis.values;
+      std::sort(distinct.begin(), distinct.end());
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      std::vector<std::uint64_t>& ranks = ranks_.emplace_back();
+      for (const std::string& value : axis.values) {
+        ranks.push_back(static_cast<std::uint64_t>(
+            std::lower_bound(distinct.begin(), distinct.end(), value) - distinct.begin()));
+      }
+      rank_radices_.push_back(distinct.size());
+    }
+    if (x_axis_) {
+      for (const std::string& value : axes[*x_axis_].values) {
+        x_values_.push_back(*parse_integer(value));
       }
     }
   }
@@ -450,10 +473,10 @@ class CrossoverFinder {
       return found;
     }
     // Lines along x: every combination of the other axes (the series axis included).
-    std::map<std::vector<std::string>, std::vector<std::size_t>> lines;
+    std::map<std::uint64_t, std::vector<std::size_t>> lines;
     for (std::size_t index = 0; index < result_.points.size(); ++index) {
       if (valid(index)) {
-        lines[key_without(result_.values(index), {*x_axis_})].push_back(index);
+        lines[key_without(index, *x_axis_)].push_back(index);
       }
     }
     for (auto& [key, line] : lines) {
@@ -475,12 +498,29 @@ class CrossoverFinder {
     return values;
   }
 
+  // The value index of grid point `index` on `axis`.
+  std::size_t digit(std::size_t index, std::size_t axis) const {
+    return index / strides_[axis] % result_.axes[axis].values.size();
+  }
+
+  // The key of grid point `index` without `axis` (and `also`, if given), as one number: its
+  // other values' ranks in mixed radix, the first axis most significant. Keys order as the
+  // points' values would, compared axis by axis as strings (the axes left out compare equal),
+  // and points whose values are equal strings share a key.
+  std::uint64_t key_without(std::size_t index, std::size_t axis,
+                            std::optional<std::size_t> also = std::nullopt) const {
+    std::uint64_t key = 0;
+    for (std::size_t other = 0; other < result_.axes.size(); ++other) {
+      const bool left_out = other == axis || (also && other == *also);
+      key = key * rank_radices_[other] + (left_out ? 0 : ranks_[other][digit(index, other)]);
+    }
+    return key;
+  }
+
   // Grid point `index` was evaluated and is a valid scenario.
   bool valid(std::size_t index) const { return result_.points[index].valid(); }
 
-  std::int64_t x_of(std::size_t index) const {
-    return *parse_integer(result_.value(index, *x_axis_));
-  }
+  std::int64_t x_of(std::size_t index) const { return x_values_[digit(index, *x_axis_)]; }
 
   void sort_by_x(std::vector<std::size_t>& line) const {
     std::stable_sort(line.begin(), line.end(),
@@ -571,20 +611,20 @@ class CrossoverFinder {
 
   // Between series: where the fastest series changes between neighbouring grid values.
   void winner_changes(std::vector<SweepCrossover>& found) {
-    std::map<std::vector<std::string>, std::vector<std::size_t>> columns;
+    std::map<std::uint64_t, std::vector<std::size_t>> columns;
     for (std::size_t index = 0; index < result_.points.size(); ++index) {
       if (valid(index)) {
-        columns[key_without(result_.values(index), {*series_axis_})].push_back(index);
+        columns[key_without(index, *series_axis_)].push_back(index);
       }
     }
     // Winner per (other axes, x), then walk x within each group of the other axes.
-    std::map<std::vector<std::string>, std::vector<std::size_t>> winners;
+    std::map<std::uint64_t, std::vector<std::size_t>> winners;
     for (const auto& [key, column] : columns) {
       const std::size_t best =
           *std::min_element(column.begin(), column.end(), [&](std::size_t left, std::size_t right) {
             return result_.points[left].total.t_lower < result_.points[right].total.t_lower;
           });
-      winners[key_without(key, {*x_axis_})].push_back(best);
+      winners[key_without(column.front(), *series_axis_, *x_axis_)].push_back(best);
     }
     for (auto& [key, line] : winners) {
       sort_by_x(line);
@@ -600,7 +640,7 @@ class CrossoverFinder {
         crossover.kind = SweepCrossover::Kind::fastest;
         crossover.from = old_series;
         crossover.to = new_series;
-        crossover.fixed = key_without(key, {*series_axis_});
+        crossover.fixed = key_without(result_.values(line[index]), {*series_axis_, *x_axis_});
         std::vector<std::string> new_values = old_values;
         new_values[*series_axis_] = new_series;
         std::vector<SweepPoint> before;
@@ -624,6 +664,10 @@ class CrossoverFinder {
   mutable SweepThread thread_;
   std::optional<std::size_t> x_axis_;
   std::optional<std::size_t> series_axis_;
+  std::vector<std::size_t> strides_;               ///< per axis, in grid indices
+  std::vector<std::vector<std::uint64_t>> ranks_;  ///< per axis and value: its string's rank
+  std::vector<std::uint64_t> rank_radices_;        ///< per axis: how many distinct values
+  std::vector<std::int64_t> x_values_;             ///< the x axis' values, parsed
 };
 
 }  // namespace

@@ -221,3 +221,25 @@ TEST_CASE("the sweep chart: one band per series, the bisection's crossover marke
   const std::string svg = rsim::render_series_svg(chart);
   CHECK_THAT(svg, Catch::Contains(fmt::format("crossover at {}", fastest->at)));
 }
+
+TEST_CASE("crossovers follow the values' text: reordered and repeated values change nothing",
+          "[sweep]") {
+  // The finder groups points into lines by their other values' text and walks the lines in that
+  // text's order, so listing the series and the sequence lengths in another order, with repeats,
+  // finds the same crossovers in the same order (a repeat joins its first's line). Grouping by
+  // position in the axis instead would find each repeat's crossovers again, or in another order.
+  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
+  const auto crossovers = [&](std::string_view variants, std::string_view seq_lens) {
+    const auto result = rsim::run_sweep(
+        path, {},
+        {rsim::parse_sweep_axis("workload.batch=1..1024:7", "--over"),
+         rsim::parse_sweep_axis(fmt::format("workload.seq_len={}", seq_lens), "--over"),
+         rsim::parse_sweep_axis(fmt::format("variant={}", variants), "--over")},
+        "", {});
+    return rsim::sweep_to_json(result)["crossovers"];
+  };
+  const auto listed = crossovers("baseline,shard_batch,shard_d_D4096", "1,64");
+  const auto reordered = crossovers("shard_d_D4096,baseline,shard_batch,baseline", "64,1,64");
+  REQUIRE(listed.size() > 10);
+  CHECK(reordered.dump() == listed.dump());
+}
