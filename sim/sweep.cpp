@@ -12,6 +12,7 @@
 #include <charconv>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 
 namespace rsim {
 namespace {
@@ -533,21 +534,43 @@ class CrossoverFinder {
     return evaluator_.evaluate(values, thread_);
   }
 
+  // What one crossover's searches found at each value they asked: the rows' points where every
+  // row is valid, none where one is not.
+  using Scanned = std::unordered_map<std::int64_t, std::optional<std::vector<SweepPoint>>>;
+
+  // The rows' points at `x`; nullopt at the first invalid row (the rest not evaluated) unless
+  // `all` asks for every row's point whatever they are.
+  std::optional<std::vector<SweepPoint>> points_at(
+      const std::vector<std::vector<std::string>>& rows, std::int64_t x, bool all,
+      int& evaluations) const {
+    std::vector<SweepPoint> points;
+    for (const auto& values : rows) {
+      points.push_back(at(values, x, evaluations));
+      if (points.back().error != 0 && !all) {
+        return std::nullopt;
+      }
+    }
+    return points;
+  }
+
   // The first value from `from` towards `limit` (inclusive; `step` is +1 or −1) at which every
   // series in `rows` is a valid scenario — a plan splitting the batch over 2 devices accepts
   // only even batches — with those points; the grid value `limit` is valid by construction.
+  // Each value is evaluated once per crossover (`scanned`): the bisection's scans from each
+  // midpoint, and the scan back for the point before it, cross the same values.
   std::pair<std::int64_t, std::vector<SweepPoint>> first_valid(
       const std::vector<std::vector<std::string>>& rows, std::int64_t from, std::int64_t limit,
-      std::int64_t step, int& evaluations) const {
+      std::int64_t step, Scanned& scanned, int& evaluations) const {
     for (std::int64_t x = from;; x += step) {
-      std::vector<SweepPoint> points;
-      for (const auto& values : rows) {
-        points.push_back(at(values, x, evaluations));
+      auto [entry, fresh] = scanned.try_emplace(x);
+      if (fresh) {
+        entry->second = points_at(rows, x, false, evaluations);
       }
-      const bool valid = std::all_of(points.begin(), points.end(),
-                                     [](const SweepPoint& point) { return point.error == 0; });
-      if (valid || x == limit) {
-        return {x, std::move(points)};
+      if (entry->second) {
+        return {x, *entry->second};
+      }
+      if (x == limit) {  // invalid after all: its points, errors included
+        return {x, *points_at(rows, x, true, evaluations)};
       }
     }
   }
@@ -560,9 +583,10 @@ class CrossoverFinder {
               std::vector<SweepPoint>& before, std::vector<SweepPoint>& after) const {
     const std::int64_t grid_low = low;
     const std::int64_t grid_high = high;
+    Scanned scanned;
     while (high - low > 1) {
       const std::int64_t middle = low + (high - low) / 2;
-      auto [x, points] = first_valid(rows, middle, high, 1, crossover.evaluations);
+      auto [x, points] = first_valid(rows, middle, high, 1, scanned, crossover.evaluations);
       if (x >= high) {
         low = middle;  // no valid value in [middle, high): only `high` is left
       } else if (holds(points)) {
@@ -571,9 +595,9 @@ class CrossoverFinder {
         low = x;
       }
     }
-    auto [at_x, at_points] = first_valid(rows, high, grid_high, 1, crossover.evaluations);
+    auto [at_x, at_points] = first_valid(rows, high, grid_high, 1, scanned, crossover.evaluations);
     auto [before_x, before_points] =
-        first_valid(rows, at_x - 1, grid_low, -1, crossover.evaluations);
+        first_valid(rows, at_x - 1, grid_low, -1, scanned, crossover.evaluations);
     crossover.at = at_x;
     before = std::move(before_points);
     after = std::move(at_points);

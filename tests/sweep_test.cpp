@@ -243,3 +243,25 @@ TEST_CASE("crossovers follow the values' text: reordered and repeated values cha
   REQUIRE(listed.size() > 10);
   CHECK(reordered.dump() == listed.dump());
 }
+
+TEST_CASE("a crossover's search evaluates each batch once and stops at its first invalid series",
+          "[sweep]") {
+  // Llama 3 70B prefill on 1,024 H100s: TP 4 × DP 256 is the faster at batch 4096 (1.988 s
+  // against 1.996 s lower bound), FSDP 1024 at 5120. Their data axes divide only multiples of
+  // 256 and of 1024, so between the two grid values only 4352, 4608 and 4864 are valid, for
+  // TP 4 × DP 256 alone: the change is at 5120 and the point before it is 4096. Each of the
+  // 1,023 batches between is evaluated once for TP 4 × DP 256 (the first series; an invalid one
+  // ends the batch), FSDP 1024 too at those three, and both at 4096 and 5120:
+  // 1,023 + 3 + 2 · 2 = 1,030 evaluations (4,116 when every scan evaluated every series afresh).
+  const auto path = rsim::test::source_path("scenarios/llama3_70b_1024_h100.yaml");
+  const auto result =
+      rsim::run_sweep(path, {},
+                      {rsim::parse_sweep_axis("workload.batch=4096..5120:1024", "--over"),
+                       rsim::parse_sweep_axis("variant=tp4_dp256,fsdp1024", "--over")},
+                      "", {});
+  REQUIRE(result.crossovers.size() == 1);
+  const rsim::SweepCrossover& crossover = result.crossovers.front();
+  CHECK(crossover.what == "tp4_dp256 → fsdp1024 fastest");
+  CHECK(crossover.at == 5120);
+  CHECK(crossover.evaluations == 1030);
+}
