@@ -463,7 +463,9 @@ class CrossoverFinder {
     }
     if (x_axis_) {
       for (const std::string& value : axes[*x_axis_].values) {
-        x_values_.push_back(*parse_integer(value));
+        const auto x = parse_integer(value);
+        RSIM_CHECK(x.has_value(), "a numeric sweep axis with a value that is not an integer");
+        x_values_.push_back(*x);
       }
     }
   }
@@ -534,43 +536,30 @@ class CrossoverFinder {
     return evaluator_.evaluate(values, thread_);
   }
 
-  // What one crossover's searches found at each value they asked: the rows' points where every
-  // row is valid, none where one is not.
-  using Scanned = std::unordered_map<std::int64_t, std::optional<std::vector<SweepPoint>>>;
-
-  // The rows' points at `x`; nullopt at the first invalid row (the rest not evaluated) unless
-  // `all` asks for every row's point whatever they are.
-  std::optional<std::vector<SweepPoint>> points_at(
-      const std::vector<std::vector<std::string>>& rows, std::int64_t x, bool all,
-      int& evaluations) const {
-    std::vector<SweepPoint> points;
-    for (const auto& values : rows) {
-      points.push_back(at(values, x, evaluations));
-      if (points.back().error != 0 && !all) {
-        return std::nullopt;
-      }
-    }
-    return points;
-  }
+  // What one crossover's searches found at each value they asked: the rows' points in row
+  // order, as far as they were evaluated (every row, or up to the first invalid one).
+  using Scanned = std::unordered_map<std::int64_t, std::vector<SweepPoint>>;
 
   // The first value from `from` towards `limit` (inclusive; `step` is +1 or −1) at which every
   // series in `rows` is a valid scenario — a plan splitting the batch over 2 devices accepts
-  // only even batches — with those points; the grid value `limit` is valid by construction.
-  // Each value is evaluated once per crossover (`scanned`): the bisection's scans from each
-  // midpoint, and the scan back for the point before it, cross the same values.
+  // only even batches — with those points (at `limit`, a grid value, whatever they are). A
+  // value's rows are evaluated until one is invalid (every row at `limit`), each at most once
+  // per crossover (`scanned`): the bisection's scans from each midpoint, and the scan back for
+  // the point before the change, cross the same values.
   std::pair<std::int64_t, std::vector<SweepPoint>> first_valid(
       const std::vector<std::vector<std::string>>& rows, std::int64_t from, std::int64_t limit,
       std::int64_t step, Scanned& scanned, int& evaluations) const {
+    const auto invalid = [](const SweepPoint& point) { return point.error != 0; };
     for (std::int64_t x = from;; x += step) {
-      auto [entry, fresh] = scanned.try_emplace(x);
-      if (fresh) {
-        entry->second = points_at(rows, x, false, evaluations);
+      std::vector<SweepPoint>& points = scanned[x];
+      while (points.size() < rows.size() &&
+             (x == limit || points.empty() || !invalid(points.back()))) {
+        points.push_back(at(rows[points.size()], x, evaluations));
       }
-      if (entry->second) {
-        return {x, *entry->second};
-      }
-      if (x == limit) {  // invalid after all: its points, errors included
-        return {x, *points_at(rows, x, true, evaluations)};
+      const bool valid =
+          points.size() == rows.size() && std::none_of(points.begin(), points.end(), invalid);
+      if (valid || x == limit) {
+        return {x, points};
       }
     }
   }

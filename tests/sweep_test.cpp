@@ -265,3 +265,26 @@ TEST_CASE("a crossover's search evaluates each batch once and stops at its first
   CHECK(crossover.at == 5120);
   CHECK(crossover.evaluations == 1030);
 }
+
+TEST_CASE("a crossover between neighbouring values evaluates each of them once per series",
+          "[sweep]") {
+  // shard_d_vs_batch on 2 TPU v5e chips: batch sharding needs an even batch, so at 1025 only
+  // shard_d_D4096 is valid (it wins there) and at 1024 and 1026 shard_batch wins. Grid values 1
+  // apart leave nothing to bisect: each change evaluates its two values once per series, with
+  // an invalid point among them (the limit's every series is evaluated, errors included):
+  // 2 values × 2 series = 4 evaluations each.
+  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
+  const auto result =
+      rsim::run_sweep(path, {},
+                      {rsim::parse_sweep_axis("workload.batch=1024..1026", "--over"),
+                       rsim::parse_sweep_axis("variant=shard_batch,shard_d_D4096", "--over")},
+                      "", {});
+  REQUIRE(result.crossovers.size() == 2);
+  CHECK(result.crossovers[0].what == "shard_batch → shard_d_D4096 fastest");
+  CHECK(result.crossovers[0].at == 1025);
+  CHECK(result.crossovers[1].what == "shard_d_D4096 → shard_batch fastest");
+  CHECK(result.crossovers[1].at == 1026);
+  for (const rsim::SweepCrossover& crossover : result.crossovers) {
+    CHECK(crossover.evaluations == 4);
+  }
+}
