@@ -19,6 +19,17 @@ namespace {
 
 std::vector<std::string> values_of(const rsim::SweepAxis& axis) { return axis.values; }
 
+// The crossovers of a shipped scenario swept over `batches` (workload.batch) × `variants`.
+std::vector<rsim::SweepCrossover> variant_crossovers(const char* scenario, std::string_view batches,
+                                                     std::string_view variants) {
+  return rsim::run_sweep(
+             rsim::test::source_path(scenario), {},
+             {rsim::parse_sweep_axis(fmt::format("workload.batch={}", batches), "--over"),
+              rsim::parse_sweep_axis(fmt::format("variant={}", variants), "--over")},
+             "", {})
+      .crossovers;
+}
+
 }  // namespace
 
 TEST_CASE("sweep axes: lists, ranges, steps and doubling", "[sweep]") {
@@ -253,14 +264,10 @@ TEST_CASE("a crossover's search evaluates each batch once and stops at its first
   // 1,023 batches between is evaluated once for TP 4 × DP 256 (the first series; an invalid one
   // ends the batch), FSDP 1024 too at those three, and both at 4096 and 5120:
   // 1,023 + 3 + 2 · 2 = 1,030 evaluations (4,116 when every scan evaluated every series afresh).
-  const auto path = rsim::test::source_path("scenarios/llama3_70b_1024_h100.yaml");
-  const auto result =
-      rsim::run_sweep(path, {},
-                      {rsim::parse_sweep_axis("workload.batch=4096..5120:1024", "--over"),
-                       rsim::parse_sweep_axis("variant=tp4_dp256,fsdp1024", "--over")},
-                      "", {});
-  REQUIRE(result.crossovers.size() == 1);
-  const rsim::SweepCrossover& crossover = result.crossovers.front();
+  const auto crossovers = variant_crossovers("scenarios/llama3_70b_1024_h100.yaml",
+                                             "4096..5120:1024", "tp4_dp256,fsdp1024");
+  REQUIRE(crossovers.size() == 1);
+  const rsim::SweepCrossover& crossover = crossovers.front();
   CHECK(crossover.what == "tp4_dp256 → fsdp1024 fastest");
   CHECK(crossover.at == 5120);
   CHECK(crossover.evaluations == 1030);
@@ -273,18 +280,14 @@ TEST_CASE("a crossover between neighbouring values evaluates each of them once p
   // apart leave nothing to bisect: each change evaluates its two values once per series, with
   // an invalid point among them (the limit's every series is evaluated, errors included):
   // 2 values × 2 series = 4 evaluations each.
-  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
-  const auto result =
-      rsim::run_sweep(path, {},
-                      {rsim::parse_sweep_axis("workload.batch=1024..1026", "--over"),
-                       rsim::parse_sweep_axis("variant=shard_batch,shard_d_D4096", "--over")},
-                      "", {});
-  REQUIRE(result.crossovers.size() == 2);
-  CHECK(result.crossovers[0].what == "shard_batch → shard_d_D4096 fastest");
-  CHECK(result.crossovers[0].at == 1025);
-  CHECK(result.crossovers[1].what == "shard_d_D4096 → shard_batch fastest");
-  CHECK(result.crossovers[1].at == 1026);
-  for (const rsim::SweepCrossover& crossover : result.crossovers) {
+  const auto crossovers = variant_crossovers("scenarios/shard_d_vs_batch.yaml", "1024..1026",
+                                             "shard_batch,shard_d_D4096");
+  REQUIRE(crossovers.size() == 2);
+  CHECK(crossovers[0].what == "shard_batch → shard_d_D4096 fastest");
+  CHECK(crossovers[0].at == 1025);
+  CHECK(crossovers[1].what == "shard_d_D4096 → shard_batch fastest");
+  CHECK(crossovers[1].at == 1026);
+  for (const rsim::SweepCrossover& crossover : crossovers) {
     CHECK(crossover.evaluations == 4);
   }
 }
