@@ -175,23 +175,27 @@ struct SweepThread {
 class Evaluator {
  public:
   /// Validates the baseline (InputError: a bad file is one error, not one per point) and loads
-  /// the bases, on `threads` threads.
+  /// the bases, on `options.threads` threads, reporting to `options.loading_progress`; a set
+  /// `options.cancel` stops the loading (then cancelled(), and nothing may be evaluated).
   Evaluator(const std::filesystem::path& path, const ScenarioOverrides& overrides,
             const std::vector<SweepAxis>& axes, std::string_view mode,
-            const RoofOverrides& roof_overrides, bool batch_lines, std::int64_t threads)
+            const RoofOverrides& roof_overrides, const SweepOptions& options)
       : path_(path),
         overrides_(overrides),
         axes_(axes),
         mode_(mode),
         roofs_(roof_overrides),
-        batch_lines_(batch_lines) {
+        batch_lines_(options.batch_lines) {
     const auto batch = std::find_if(axes.begin(), axes.end(),
                                     [](const SweepAxis& axis) { return axis.key == kBatchKey; });
     if (batch != axes.end()) {
       batch_axis_ = static_cast<std::size_t>(batch - axes.begin());
     }
-    load_bases(threads);
+    load_bases(options);
   }
+
+  /// The loading was cancelled: the bases are not all there.
+  [[nodiscard]] bool cancelled() const { return cancelled_; }
 
   /// The point at `values` (one per axis, any values: the crossover search asks between grid
   /// values). `thread`: what the calling thread keeps between points.
@@ -337,7 +341,7 @@ class Evaluator {
 
   // Before the points, in parallel (each loads YAML and builds its batch line's probes): the
   // baseline, validated, and every combination of the axes other than the batch.
-  void load_bases(std::int64_t threads) {
+  void load_bases(const SweepOptions& options) {
     std::size_t combinations = 1;
     for (std::size_t axis = 0; batch_axis_ && axis < axes_.size(); ++axis) {
       combinations *= axis == *batch_axis_ ? 1 : axes_[axis].values.size();
@@ -345,14 +349,21 @@ class Evaluator {
     std::vector<Base> loaded(batch_axis_ ? combinations : 0);
     std::vector<std::vector<std::string>> keys(loaded.size());
     // Index 0 (first on one thread) validates the baseline; base b is index b + 1.
-    parallel_indexed<char>(threads, loaded.size() + 1, [&](std::size_t index, char&) {
-      if (index == 0) {
-        load_scenario(path_, overrides_, &files_);  // throws the baseline's error
-        return;
-      }
-      keys[index - 1] = base_values(index - 1);
-      loaded[index - 1] = load_base(index - 1, keys[index - 1]);
-    });
+    const ParallelRun run = parallel_indexed<char>(
+        options.threads, loaded.size() + 1,
+        [&](std::size_t index, char&) {
+          if (index == 0) {
+            load_scenario(path_, overrides_, &files_);  // throws the baseline's error
+            return;
+          }
+          keys[index - 1] = base_values(index - 1);
+          loaded[index - 1] = load_base(index - 1, keys[index - 1]);
+        },
+        options.loading_progress, options.cancel);
+    if (run.finished < loaded.size() + 1) {
+      cancelled_ = true;
+      return;
+    }
     for (std::size_t index = 0; index < loaded.size(); ++index) {
       bases_.emplace(std::move(keys[index]), std::move(loaded[index]));
     }
@@ -430,6 +441,7 @@ class Evaluator {
   mutable Labels labels_;                                  ///< the points' roofs and errors
   /// The scenario's YAML files, each parsed once for every base and point.
   mutable ConfigFiles files_;
+  bool cancelled_ = false;
 };
 
 class CrossoverFinder {
@@ -740,14 +752,14 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
       throw InputError(fmt::format("the sweep grid has more than {} points", kMaxPoints));
     }
   }
-  const Evaluator evaluator(path, overrides, axes, mode, roof_overrides, options.batch_lines,
-                            options.threads);
+  const Evaluator evaluator(path, overrides, axes, mode, roof_overrides, options);
   SweepResult result;
   result.scenario = path.string();
   result.axes = axes;
   result.points.resize(total);
+  // Cancelled while loading: no point is evaluated (each stays `evaluated` false).
   const ParallelRun run = parallel_indexed<SweepThread>(
-      options.threads, total,
+      options.threads, evaluator.cancelled() ? 0 : total,
       [&](std::size_t position, SweepThread& thread) {
         const std::size_t index = evaluator.grid_index(position);
         evaluator.evaluate_grid(index, result.points[index], thread);

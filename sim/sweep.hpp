@@ -98,6 +98,10 @@ struct SweepOptions {
   /// Evaluate points along the batch with a BatchLine where one is usable (off: analyze() at
   /// every point; the output is the same, bit for bit, which tests check).
   bool batch_lines = true;
+  /// (loaded, total) as the scenarios are loaded and validated before the points (one per
+  /// combination of the axes other than workload.batch, and the baseline), any thread; a set
+  /// `cancel` stops the loading too, and then no point is evaluated.
+  std::function<void(std::size_t, std::size_t)> loading_progress;
 };
 
 /// Evaluates the grid of `axes` over a scenario file (each point validated like `--set`), in

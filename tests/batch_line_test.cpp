@@ -163,9 +163,11 @@ TEST_CASE("a fixed tile that does not fit at the line's probe still costs the ba
   // tile 4096×8×16. Its X slices take 2 · min(4096, M) · 16 · 2 B: 128 KiB at batch 4
   // (M = 2048), within H100's 228 KiB; 256 KiB at batch 8 (M = 4096), beyond it.
   const auto path = rsim::test::source_path("tests/data/valid/fixed_tile_tp8.yaml");
-  const auto result =
-      rsim::run_sweep(path, {}, {rsim::parse_sweep_axis("workload.batch=1,2,4,8", "--over")}, "",
-                      {}, {1, {}, nullptr, false});
+  rsim::SweepOptions serial;
+  serial.threads = 1;
+  serial.batch_lines = false;
+  const auto result = rsim::run_sweep(
+      path, {}, {rsim::parse_sweep_axis("workload.batch=1,2,4,8", "--over")}, "", {}, serial);
   REQUIRE(result.points.size() == 4);
   for (std::size_t index = 0; index < 3; ++index) {
     CHECK(result.points[index].valid());

@@ -19,6 +19,16 @@ namespace {
 
 std::vector<std::string> values_of(const rsim::SweepAxis& axis) { return axis.values; }
 
+// Sweep options on `threads` threads, with batch lines on or off and an optional cancel flag.
+rsim::SweepOptions on_threads(std::int64_t threads, bool batch_lines = true,
+                              const std::atomic<bool>* cancel = nullptr) {
+  rsim::SweepOptions options;
+  options.threads = threads;
+  options.batch_lines = batch_lines;
+  options.cancel = cancel;
+  return options;
+}
+
 // The crossovers of a shipped scenario swept over `batches` (workload.batch) × `variants`.
 std::vector<rsim::SweepCrossover> variant_crossovers(const char* scenario, std::string_view batches,
                                                      std::string_view variants) {
@@ -59,7 +69,7 @@ TEST_CASE("every sweep point equals a single run at the same values, bit for bit
   const std::vector<rsim::SweepAxis> axes{
       rsim::parse_sweep_axis("workload.batch=1,3", "--over"),
       rsim::parse_sweep_axis("variant=baseline,nvfp4", "--over")};
-  const auto result = rsim::run_sweep(path, {}, axes, "", {}, {2, {}, nullptr, false});
+  const auto result = rsim::run_sweep(path, {}, axes, "", {}, on_threads(2, false));
   // 2 batches × 2 variants, the last axis fastest.
   REQUIRE(result.points.size() == 4);
   CHECK(result.values(1) == std::vector<std::string>{"1", "nvfp4"});
@@ -91,7 +101,7 @@ TEST_CASE("an axis that repeats a value sweeps it twice", "[sweep]") {
       rsim::run_sweep(path, {},
                       {rsim::parse_sweep_axis("workload.batch=2,4", "--over"),
                        rsim::parse_sweep_axis("plan=shard_d,shard_d,shard_batch", "--over")},
-                      "", {}, {1, {}, nullptr, false});
+                      "", {}, on_threads(1, false));
   REQUIRE(result.points.size() == 6);
   for (std::size_t batch = 0; batch < 2; ++batch) {
     const rsim::SweepPoint& first = result.points[3 * batch];
@@ -109,8 +119,8 @@ TEST_CASE("parallel and serial sweeps print the same thing", "[sweep]") {
   const std::vector<rsim::SweepAxis> axes{
       rsim::parse_sweep_axis("workload.batch=16..512:log2", "--over"),
       rsim::parse_sweep_axis("plan=shard_d,shard_batch", "--over")};
-  auto serial = rsim::sweep_to_json(rsim::run_sweep(path, {}, axes, "", {}, {1, {}, nullptr}));
-  auto parallel = rsim::sweep_to_json(rsim::run_sweep(path, {}, axes, "", {}, {2, {}, nullptr}));
+  auto serial = rsim::sweep_to_json(rsim::run_sweep(path, {}, axes, "", {}, on_threads(1)));
+  auto parallel = rsim::sweep_to_json(rsim::run_sweep(path, {}, axes, "", {}, on_threads(2)));
   serial.erase("threads");
   parallel.erase("threads");
   CHECK(serial.dump() == parallel.dump());
@@ -144,7 +154,7 @@ TEST_CASE("invalid points are reported, a cancelled sweep keeps what it finished
   const std::atomic<bool> cancelled{true};
   const auto stopped =
       rsim::run_sweep(path, {}, {rsim::parse_sweep_axis("workload.batch=2,4", "--over")}, "", {},
-                      {1, {}, &cancelled});
+                      on_threads(1, true, &cancelled));
   CHECK(stopped.cancelled);
   CHECK_FALSE(stopped.points[0].evaluated);
   CHECK_THROWS_AS(rsim::run_sweep(path, {}, {}, "", {}), rsim::InputError);
@@ -290,4 +300,36 @@ TEST_CASE("a crossover between neighbouring values evaluates each of them once p
   for (const rsim::SweepCrossover& crossover : crossovers) {
     CHECK(crossover.evaluations == 4);
   }
+}
+
+TEST_CASE("a sweep cancelled while it loads its scenarios evaluates nothing", "[sweep]") {
+  // One scenario is loaded per sequence length (the batch is swept along each), 64 of them,
+  // after the baseline: 65 reported as loading progresses. Cancelled (as Ctrl-C would) once 3
+  // are in, the loading stops short of 65, no point is evaluated, and the sweep says so.
+  std::atomic<bool> cancel{false};
+  std::atomic<std::size_t> loaded{0};
+  std::atomic<std::size_t> to_load{0};
+  rsim::SweepOptions options;
+  options.threads = 2;
+  options.cancel = &cancel;
+  options.loading_progress = [&](std::size_t done, std::size_t total) {
+    loaded = std::max<std::size_t>(loaded, done);
+    to_load = total;
+    if (done >= 3) {
+      cancel = true;
+    }
+  };
+  const auto result =
+      rsim::run_sweep(rsim::test::source_path("scenarios/shard_d_vs_batch.yaml"), {},
+                      {rsim::parse_sweep_axis("workload.batch=2,4", "--over"),
+                       rsim::parse_sweep_axis("workload.seq_len=1..64", "--over")},
+                      "", {}, options);
+  CHECK(result.cancelled);
+  CHECK(to_load == 65);
+  CHECK(loaded >= 3);
+  CHECK(loaded < 65);
+  CHECK(result.points.size() == 128);
+  CHECK(std::none_of(result.points.begin(), result.points.end(),
+                     [](const rsim::SweepPoint& point) { return point.evaluated; }));
+  CHECK(result.crossovers.empty());
 }

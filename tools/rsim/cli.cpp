@@ -380,6 +380,7 @@ int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostrea
   sweep.threads = options.threads;
   sweep.crossovers = !options.no_crossovers;
   sweep.progress = progress_bar(err);
+  sweep.loading_progress = progress_bar(err, "scenarios loaded");
   sweep_interrupted.store(false);
   sweep.cancel = &sweep_interrupted;
   const auto previous = std::signal(SIGINT, interrupt_sweep);
