@@ -916,9 +916,9 @@ namespace {
 // The bytes alone of the search `settled` holds the rows of (settled_tile_bytes): past them, the
 // winner's or the front's; before, the cached search over them. `row_at_m()` and `row_at(bm)`
 // are the schedule's.
-template <typename RowAtM, typename RowAt>
+template <typename AtM, typename RowAt>
 OptionalBytes kept_bytes(SettledGemm& settled, const GemmShape& shape, TileCache& cache,
-                         const RowAtM& row_at_m, const RowAt& row_at) {
+                         const AtM& row_at_m, const RowAt& row_at) {
   if (!holds_rows_of(settled, shape, cache)) {
     return std::nullopt;
   }

@@ -144,8 +144,9 @@ class TileCache {
     int front_below_last = -1;
   };
   Rows* rows(const Key& key);
-  /// Searches best_gemm_tile and best_panel_tile answered by their key's settled winner (no
-  /// ranking): how much a search at size after size reuses.
+  /// Searches answered by their key's settled winner with no ranking (best_gemm_tile,
+  /// best_panel_tile, settled_tile_bytes, settled_panel_bytes, flash searches): how much a search
+  /// at size after size reuses.
   [[nodiscard]] std::int64_t settled_searches() const { return settled_searches_; }
   void count_settled_search() { ++settled_searches_; }
 
