@@ -601,15 +601,26 @@ std::string Tensor::shape() const {
 
 std::string Op::qualified_name() const { return fmt::format("{}/{}/{}", stage, block, name); }
 
-OpGraph::Vertex OpGraph::add_op(Op op) { return boost::add_vertex(std::move(op), graph_); }
+OpGraph::OpGraph(const OpGraph& other)
+    : stages(other.stages), graph_(std::make_unique<Graph>(*other.graph_)) {}
+
+OpGraph& OpGraph::operator=(const OpGraph& other) {
+  if (this != &other) {
+    graph_ = std::make_unique<Graph>(*other.graph_);
+    stages = other.stages;
+  }
+  return *this;
+}
+
+OpGraph::Vertex OpGraph::add_op(Op op) { return boost::add_vertex(std::move(op), *graph_); }
 
 void OpGraph::add_edge(Vertex producer, Vertex consumer, std::string tensor) {
-  boost::add_edge(producer, consumer, std::move(tensor), graph_);
+  boost::add_edge(producer, consumer, std::move(tensor), *graph_);
 }
 
 std::vector<OpGraph::Vertex> OpGraph::topological_order() const {
   std::vector<Vertex> reversed;
-  boost::topological_sort(graph_, std::back_inserter(reversed));
+  boost::topological_sort(*graph_, std::back_inserter(reversed));
   return {reversed.rbegin(), reversed.rend()};
 }
 

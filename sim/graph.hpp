@@ -10,6 +10,7 @@
 #include <boost/graph/adjacency_list.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -101,15 +102,25 @@ class OpGraph {
       boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op, std::string>;
   using Vertex = Graph::vertex_descriptor;
 
+  OpGraph() = default;
+  /// Copies every op and edge.
+  OpGraph(const OpGraph& other);
+  OpGraph& operator=(const OpGraph& other);
+  /// Hands the ops over without copying them (Boost 1.74's adjacency_list has no move, and its
+  /// swap copies too); a moved-from graph may only be assigned to or destroyed.
+  OpGraph(OpGraph&& other) noexcept = default;
+  OpGraph& operator=(OpGraph&& other) noexcept = default;
+  ~OpGraph() = default;
+
   Vertex add_op(Op op);
   void add_edge(Vertex producer, Vertex consumer, std::string tensor);
-  [[nodiscard]] const Op& op(Vertex vertex) const { return graph_[vertex]; }
-  [[nodiscard]] Op& mutable_op(Vertex vertex) { return graph_[vertex]; }
-  [[nodiscard]] std::size_t size() const { return boost::num_vertices(graph_); }
-  [[nodiscard]] std::size_t edge_count() const { return boost::num_edges(graph_); }
+  [[nodiscard]] const Op& op(Vertex vertex) const { return (*graph_)[vertex]; }
+  [[nodiscard]] Op& mutable_op(Vertex vertex) { return (*graph_)[vertex]; }
+  [[nodiscard]] std::size_t size() const { return boost::num_vertices(*graph_); }
+  [[nodiscard]] std::size_t edge_count() const { return boost::num_edges(*graph_); }
   /// Ops in a topological order (producers before consumers; ties in insertion order).
   [[nodiscard]] std::vector<Vertex> topological_order() const;
-  [[nodiscard]] const Graph& graph() const { return graph_; }
+  [[nodiscard]] const Graph& graph() const { return *graph_; }
   /// A stage of the graph, in the order the model runs them.
   struct Stage {
     std::string name;
@@ -123,7 +134,7 @@ class OpGraph {
   std::vector<Stage> stages;
 
  private:
-  Graph graph_;
+  std::unique_ptr<Graph> graph_ = std::make_unique<Graph>();
 };
 
 /// Builds the op graph of a scenario's model for its workload, precision and fusion.

@@ -144,3 +144,35 @@ TEST_CASE("unfused attention is QKᵀ, softmax and AV with the scores through DR
   // Three ops replace one per layer: the graph grows by 2.
   CHECK(unfused.size() == fused.size() + 2);
 }
+
+TEST_CASE("a graph copies deeply and moves without copying its ops", "[graph]") {
+  // Boost 1.74's adjacency_list has no move (its swap copies too): an OpGraph holds it by
+  // pointer so that returning or storing a graph hands its ops over. A move keeps every op where
+  // it was (the same address) with its edges; a copy is independent of the original.
+  rsim::OpGraph graph;
+  rsim::Op first;
+  first.name = "first";
+  rsim::Op second;
+  second.name = "second";
+  const auto from = graph.add_op(first);
+  const auto to = graph.add_op(second);
+  graph.add_edge(from, to, "x");
+  rsim::OpGraph::Stage stage;
+  stage.name = "stage";
+  graph.stages.push_back(stage);
+  const rsim::Op* first_address = &graph.op(from);
+
+  rsim::OpGraph copy = graph;
+  copy.mutable_op(from).name = "renamed";
+  CHECK(graph.op(from).name == "first");
+  CHECK(&copy.op(from) != first_address);
+
+  rsim::OpGraph moved = std::move(graph);
+  CHECK(&moved.op(from) == first_address);
+  CHECK(moved.op(to).name == "second");
+  CHECK(moved.edge_count() == 1);
+  CHECK(moved.stages.size() == 1);
+  graph = copy;  // a moved-from graph takes an assignment
+  CHECK(graph.op(from).name == "renamed");
+  CHECK(graph.edge_count() == 1);
+}
