@@ -602,13 +602,12 @@ std::string Tensor::shape() const {
 std::string Op::qualified_name() const { return fmt::format("{}/{}/{}", stage, block, name); }
 
 OpGraph::OpGraph(const OpGraph& other)
-    : stages(other.stages), graph_(std::make_unique<Graph>(*other.graph_)) {}
+    : stages(other.stages),
+      graph_(other.graph_ ? std::make_unique<Graph>(*other.graph_) : std::make_unique<Graph>()) {}
 
 OpGraph& OpGraph::operator=(const OpGraph& other) {
-  if (this != &other) {
-    graph_ = std::make_unique<Graph>(*other.graph_);
-    stages = other.stages;
-  }
+  OpGraph copy(other);  // whole or not at all: the copy may throw, the move may not
+  *this = std::move(copy);
   return *this;
 }
 

@@ -107,7 +107,8 @@ class OpGraph {
   OpGraph(const OpGraph& other);
   OpGraph& operator=(const OpGraph& other);
   /// Hands the ops over without copying them (Boost 1.74's adjacency_list has no move, and its
-  /// swap copies too); a moved-from graph may only be assigned to or destroyed.
+  /// swap copies too); a moved-from graph may only be assigned to, copied (as an empty graph)
+  /// or destroyed.
   OpGraph(OpGraph&& other) noexcept = default;
   OpGraph& operator=(OpGraph&& other) noexcept = default;
   ~OpGraph() = default;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <map>
 #include <mutex>
@@ -349,11 +350,13 @@ class Evaluator {
     std::vector<Base> loaded(batch_axis_ ? combinations : 0);
     std::vector<std::vector<std::string>> keys(loaded.size());
     // Index 0 (first on one thread) validates the baseline; base b is index b + 1.
+    std::atomic<bool> validated{false};
     const ParallelRun run = parallel_indexed<char>(
         options.threads, loaded.size() + 1,
         [&](std::size_t index, char&) {
           if (index == 0) {
             load_scenario(path_, overrides_, &files_);  // throws the baseline's error
+            validated = true;
             return;
           }
           keys[index - 1] = base_values(index - 1);
@@ -361,6 +364,9 @@ class Evaluator {
         },
         options.loading_progress, options.cancel);
     if (run.finished < loaded.size() + 1) {
+      if (!validated) {  // cancelled before it ran: a bad file is still one error
+        load_scenario(path_, overrides_, &files_);
+      }
       cancelled_ = true;
       return;
     }

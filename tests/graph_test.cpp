@@ -172,6 +172,8 @@ TEST_CASE("a graph copies deeply and moves without copying its ops", "[graph]") 
   CHECK(moved.op(to).name == "second");
   CHECK(moved.edge_count() == 1);
   CHECK(moved.stages.size() == 1);
+  const rsim::OpGraph copy_of_moved_from = graph;  // NOLINT(bugprone-use-after-move): an empty one
+  CHECK(copy_of_moved_from.size() == 0);
   graph = copy;  // a moved-from graph takes an assignment
   CHECK(graph.op(from).name == "renamed");
   CHECK(graph.edge_count() == 1);

@@ -4,6 +4,7 @@
 #include "run_fixture.hpp"
 #include "sim/error.hpp"
 #include "sim/report/csv.hpp"
+#include "sim/report/html.hpp"
 #include "sim/report/sweep_report.hpp"
 
 #include <catch2/catch.hpp>
@@ -175,15 +176,17 @@ TEST_CASE("a sweep of a bad scenario file is one error naming file:line on any t
     file << "name: bad\nhardware: h100_sxm\nmodel: llama3_8b\n"
             "workload: {phase: prefill, batch: 1, seq_len: 2048}\nprecision: bf17\n";
   }
-  for (const std::int64_t threads : {1, 2}) {
-    rsim::SweepOptions options;
-    options.threads = threads;
-    CHECK_THROWS_WITH(
-        rsim::run_sweep(path, {},
-                        {rsim::parse_sweep_axis("workload.batch=1..64", "--over"),
-                         rsim::parse_sweep_axis("precision=bf16,fp8", "--over")},
-                        "", {}, options),
-        Catch::Contains("rsim_sweep_bad_baseline.yaml:5:") && Catch::Contains("bf17"));
+  // Cancelled before anything ran (Ctrl-C at once), it is still that error, not an empty sweep.
+  const std::atomic<bool> cancelled{true};
+  for (const auto* cancel : {static_cast<const std::atomic<bool>*>(nullptr), &cancelled}) {
+    for (const std::int64_t threads : {1, 2}) {
+      CHECK_THROWS_WITH(
+          rsim::run_sweep(path, {},
+                          {rsim::parse_sweep_axis("workload.batch=1..64", "--over"),
+                           rsim::parse_sweep_axis("precision=bf16,fp8", "--over")},
+                          "", {}, on_threads(threads, true, cancel)),
+          Catch::Contains("rsim_sweep_bad_baseline.yaml:5:") && Catch::Contains("bf17"));
+    }
   }
   std::filesystem::remove(path);
 }
@@ -332,4 +335,23 @@ TEST_CASE("a sweep cancelled while it loads its scenarios evaluates nothing", "[
   CHECK(std::none_of(result.points.begin(), result.points.end(),
                      [](const rsim::SweepPoint& point) { return point.evaluated; }));
   CHECK(result.crossovers.empty());
+}
+
+TEST_CASE("a sweep chart with no point in every series says so instead of crashing", "[sweep]") {
+  // shard_batch splits the batch over 2 chips: batches 1 and 3 do not divide, so no point is
+  // valid and every series of the chart is empty (as after a Ctrl-C while loading). The SVG and
+  // the HTML report still render, with a placeholder axis and a note, and no NaN coordinate.
+  const auto result =
+      rsim::run_sweep(rsim::test::source_path("scenarios/shard_d_vs_batch.yaml"), {},
+                      {rsim::parse_sweep_axis("workload.batch=1,3", "--over"),
+                       rsim::parse_sweep_axis("plan=shard_batch", "--over")},
+                      "", {});
+  REQUIRE_FALSE(result.points[0].valid());
+  REQUIRE_FALSE(result.points[1].valid());
+  const std::string svg = rsim::render_series_svg(rsim::sweep_chart(result));
+  CHECK_THAT(svg, Catch::Contains("no value of workload.batch has a point in every series"));
+  CHECK_THAT(svg, !Catch::Contains("nan"));
+  std::ostringstream html;
+  rsim::write_sweep_html(html, result);
+  CHECK_THAT(html.str(), Catch::Contains("no value of workload.batch has a point"));
 }

@@ -102,7 +102,18 @@ std::string render_series_svg(const SeriesChart& chart) {
   double x_high = 0.0;
   double y_low = 1e300;
   double y_high = 0.0;
+  // A series may have no point (no x value valid in every series of a sweep, or a sweep
+  // cancelled before any): the axes then span a placeholder decade and the plot says so.
+  const bool empty = std::all_of(chart.series.begin(), chart.series.end(),
+                                 [](const Series& series) { return series.x.empty(); });
+  if (empty) {
+    x_low = y_low = 1.0;
+    x_high = y_high = 10.0;
+  }
   for (const Series& series : chart.series) {
+    if (series.x.empty()) {
+      continue;
+    }
     x_low = std::min(x_low, series.x.front());
     x_high = std::max(x_high, series.x.back());
     y_low = std::min(y_low, *std::min_element(series.lower_s.begin(), series.lower_s.end()));
@@ -127,6 +138,11 @@ std::string render_series_svg(const SeriesChart& chart) {
   }
   svg.text(plot.x + plot.width / 2.0, plot.bottom() + 44.0, chart.x_label,
            R"(font-size="13" text-anchor="middle" fill="#222")");
+  if (empty) {
+    svg.text(plot.x + plot.width / 2.0, plot.y + plot.height / 2.0,
+             fmt::format("no value of {} has a point in every series", chart.x_label),
+             R"(font-size="14" text-anchor="middle" fill="#555")");
+  }
   const double middle = plot.y + plot.height / 2.0;
   svg.text(24.0, middle, "time",
            fmt::format(R"svg(font-size="13" text-anchor="middle" fill="#222" )svg"
@@ -146,11 +162,13 @@ std::string render_series_svg(const SeriesChart& chart) {
     }
     band = upper;
     band.insert(band.end(), lower.rbegin(), lower.rend());
-    svg.polygon(band, fmt::format(R"(fill="{}" fill-opacity="0.15" stroke="none")", colour));
-    svg.polyline(lower, fmt::format(R"(fill="none" stroke="{}" stroke-width="2.2")", colour));
-    svg.polyline(upper,
-                 fmt::format(R"(fill="none" stroke="{}" stroke-width="1.2" stroke-dasharray="5 3")",
+    if (!band.empty()) {
+      svg.polygon(band, fmt::format(R"(fill="{}" fill-opacity="0.15" stroke="none")", colour));
+      svg.polyline(lower, fmt::format(R"(fill="none" stroke="{}" stroke-width="2.2")", colour));
+      svg.polyline(
+          upper, fmt::format(R"(fill="none" stroke="{}" stroke-width="1.2" stroke-dasharray="5 3")",
                              colour));
+    }
     svg.line(plot.right() + 16.0, legend_y, plot.right() + 40.0, legend_y,
              fmt::format(R"(stroke="{}" stroke-width="2.2")", colour));
     svg.text(plot.right() + 46.0, legend_y + 4.0, series.name, R"(font-size="12" fill="#222")");
