@@ -30,14 +30,20 @@ rsim::SweepOptions on_threads(std::int64_t threads, bool batch_lines = true,
   return options;
 }
 
+// A shipped scenario swept over two axes (`KEY=VALUES` each).
+rsim::SweepResult sweep_over(const char* scenario, std::string_view first, std::string_view second,
+                             const rsim::SweepOptions& options = {}) {
+  return rsim::run_sweep(
+      rsim::test::source_path(scenario), {},
+      {rsim::parse_sweep_axis(first, "--over"), rsim::parse_sweep_axis(second, "--over")}, "", {},
+      options);
+}
+
 // The crossovers of a shipped scenario swept over `batches` (workload.batch) × `variants`.
 std::vector<rsim::SweepCrossover> variant_crossovers(const char* scenario, std::string_view batches,
                                                      std::string_view variants) {
-  return rsim::run_sweep(
-             rsim::test::source_path(scenario), {},
-             {rsim::parse_sweep_axis(fmt::format("workload.batch={}", batches), "--over"),
-              rsim::parse_sweep_axis(fmt::format("variant={}", variants), "--over")},
-             "", {})
+  return sweep_over(scenario, fmt::format("workload.batch={}", batches),
+                    fmt::format("variant={}", variants))
       .crossovers;
 }
 
@@ -97,12 +103,8 @@ TEST_CASE("every sweep point equals a single run at the same values, bit for bit
 TEST_CASE("an axis that repeats a value sweeps it twice", "[sweep]") {
   // Two bases with the same values share one loaded scenario; every point is still costed
   // (the repeats as the first), not dropped or crashed on.
-  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
-  const auto result =
-      rsim::run_sweep(path, {},
-                      {rsim::parse_sweep_axis("workload.batch=2,4", "--over"),
-                       rsim::parse_sweep_axis("plan=shard_d,shard_d,shard_batch", "--over")},
-                      "", {}, on_threads(1, false));
+  const auto result = sweep_over("scenarios/shard_d_vs_batch.yaml", "workload.batch=2,4",
+                                 "plan=shard_d,shard_d,shard_batch", on_threads(1, false));
   REQUIRE(result.points.size() == 6);
   for (std::size_t batch = 0; batch < 2; ++batch) {
     const rsim::SweepPoint& first = result.points[3 * batch];
@@ -146,10 +148,8 @@ TEST_CASE("a sweep's roof crossover is the threshold root finder's value", "[swe
 TEST_CASE("invalid points are reported, a cancelled sweep keeps what it finished", "[sweep]") {
   const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
   // shard_batch splits the batch over 2 devices: batch 1 does not divide.
-  const auto result = rsim::run_sweep(path, {},
-                                      {rsim::parse_sweep_axis("workload.batch=1,2", "--over"),
-                                       rsim::parse_sweep_axis("plan=shard_batch", "--over")},
-                                      "", {});
+  const auto result =
+      sweep_over("scenarios/shard_d_vs_batch.yaml", "workload.batch=1,2", "plan=shard_batch");
   CHECK_THAT(result.label(result.points[0].error), Catch::Contains("does not divide"));
   CHECK(result.points[1].valid());
   const std::atomic<bool> cancelled{true};
@@ -192,11 +192,8 @@ TEST_CASE("a sweep of a bad scenario file is one error naming file:line on any t
 }
 
 TEST_CASE("the sweep's CSV: a header, one row per point, errors quoted per RFC 4180", "[sweep]") {
-  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
-  const auto result = rsim::run_sweep(path, {},
-                                      {rsim::parse_sweep_axis("workload.batch=1,2", "--over"),
-                                       rsim::parse_sweep_axis("plan=shard_batch", "--over")},
-                                      "", {});
+  const auto result =
+      sweep_over("scenarios/shard_d_vs_batch.yaml", "workload.batch=1,2", "plan=shard_batch");
   std::ostringstream out;
   rsim::write_sweep_csv(out, result);
   std::istringstream lines(out.str());
@@ -222,12 +219,8 @@ TEST_CASE("the sweep's CSV: a header, one row per point, errors quoted per RFC 4
 }
 
 TEST_CASE("the sweep chart: one band per series, the bisection's crossover marked", "[sweep]") {
-  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
-  const auto result =
-      rsim::run_sweep(path, {},
-                      {rsim::parse_sweep_axis("workload.batch=1,16,64,256", "--over"),
-                       rsim::parse_sweep_axis("plan=shard_d,shard_batch", "--over")},
-                      "", {});
+  const auto result = sweep_over("scenarios/shard_d_vs_batch.yaml", "workload.batch=1,16,64,256",
+                                 "plan=shard_d,shard_batch");
   const auto chart = rsim::sweep_chart(result);
   REQUIRE(chart.series.size() == 2);
   CHECK(chart.series[0].name == "shard_d");
@@ -322,11 +315,8 @@ TEST_CASE("a sweep cancelled while it loads its scenarios evaluates nothing", "[
       cancel = true;
     }
   };
-  const auto result =
-      rsim::run_sweep(rsim::test::source_path("scenarios/shard_d_vs_batch.yaml"), {},
-                      {rsim::parse_sweep_axis("workload.batch=2,4", "--over"),
-                       rsim::parse_sweep_axis("workload.seq_len=1..64", "--over")},
-                      "", {}, options);
+  const auto result = sweep_over("scenarios/shard_d_vs_batch.yaml", "workload.batch=2,4",
+                                 "workload.seq_len=1..64", options);
   CHECK(result.cancelled);
   CHECK(to_load == 65);
   CHECK(loaded >= 3);
@@ -340,12 +330,9 @@ TEST_CASE("a sweep cancelled while it loads its scenarios evaluates nothing", "[
 TEST_CASE("a sweep chart with no point in every series says so instead of crashing", "[sweep]") {
   // shard_batch splits the batch over 2 chips: batches 1 and 3 do not divide, so no point is
   // valid and every series of the chart is empty (as after a Ctrl-C while loading). The SVG and
-  // the HTML report still render, with a placeholder axis and a note, and no NaN coordinate.
+  // the HTML report still render, with a nominal axis and a note, and no NaN coordinate.
   const auto result =
-      rsim::run_sweep(rsim::test::source_path("scenarios/shard_d_vs_batch.yaml"), {},
-                      {rsim::parse_sweep_axis("workload.batch=1,3", "--over"),
-                       rsim::parse_sweep_axis("plan=shard_batch", "--over")},
-                      "", {});
+      sweep_over("scenarios/shard_d_vs_batch.yaml", "workload.batch=1,3", "plan=shard_batch");
   REQUIRE_FALSE(result.points[0].valid());
   REQUIRE_FALSE(result.points[1].valid());
   const std::string svg = rsim::render_series_svg(rsim::sweep_chart(result));

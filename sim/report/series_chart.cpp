@@ -103,7 +103,7 @@ std::string render_series_svg(const SeriesChart& chart) {
   double y_low = 1e300;
   double y_high = 0.0;
   // A series may have no point (no x value valid in every series of a sweep, or a sweep
-  // cancelled before any): the axes then span a placeholder decade and the plot says so.
+  // cancelled before any): the axes then span a nominal decade and the plot says so.
   const bool empty = std::all_of(chart.series.begin(), chart.series.end(),
                                  [](const Series& series) { return series.x.empty(); });
   if (empty) {
