@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // rsim's speed, measured (issue: sweeps and search): a whole scenario evaluation, the pipeline
 // without YAML, the tiling search of one GEMM, and sweep points per second.
-#include "sim/analysis.hpp"
-#include "sim/batch_line.hpp"
-#include "sim/search.hpp"
-#include "sim/sweep.hpp"
-#include "sim/tiling.hpp"
+#include "sim/analysis/analysis.hpp"
+#include "sim/cost/tiling.hpp"
+#include "sim/explore/batch_line.hpp"
+#include "sim/explore/search.hpp"
+#include "sim/explore/sweep.hpp"
 
 #include <fmt/format.h>
 

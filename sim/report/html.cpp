@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/html.hpp"
 
-#include "sim/report/bar_chart.hpp"
-#include "sim/report/roofline_chart.hpp"
-#include "sim/report/series_chart.hpp"
-#include "sim/report/svg.hpp"
+#include "sim/report/chart/bar_chart.hpp"
+#include "sim/report/chart/roofline_chart.hpp"
+#include "sim/report/chart/series_chart.hpp"
+#include "sim/report/chart/svg.hpp"
 #include "sim/report/sweep_report.hpp"
 #include "sim/report/text.hpp"
 

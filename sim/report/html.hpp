@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "sim/analysis.hpp"
-#include "sim/measured.hpp"
-#include "sim/sweep.hpp"
+#include "sim/analysis/analysis.hpp"
+#include "sim/analysis/measured.hpp"
+#include "sim/explore/sweep.hpp"
 
 #include <ostream>
 #include <string>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "sim/measured.hpp"
+#include "sim/analysis/measured.hpp"
 
 #include <nlohmann/json.hpp>
 

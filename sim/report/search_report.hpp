@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "sim/search.hpp"
+#include "sim/explore/search.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/sweep_report.hpp"
 
-#include "sim/error.hpp"
+#include "sim/base/error.hpp"
 #include "sim/report/csv.hpp"
 #include "sim/report/table.hpp"
 

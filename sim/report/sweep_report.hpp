@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "sim/report/series_chart.hpp"
-#include "sim/sweep.hpp"
+#include "sim/explore/sweep.hpp"
+#include "sim/report/chart/series_chart.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/table.hpp"
 
-#include "sim/error.hpp"
+#include "sim/base/error.hpp"
 
 #include <algorithm>
 

@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: MIT
 #include "cli.hpp"
 
-#include "sim/analysis.hpp"
-#include "sim/error.hpp"
-#include "sim/hf_config.hpp"
-#include "sim/presets.hpp"
-#include "sim/report/bar_chart.hpp"
+#include "sim/analysis/analysis.hpp"
+#include "sim/base/error.hpp"
+#include "sim/explore/search.hpp"
+#include "sim/explore/sweep.hpp"
+#include "sim/report/chart/bar_chart.hpp"
+#include "sim/report/chart/roofline_chart.hpp"
+#include "sim/report/chart/series_chart.hpp"
+#include "sim/report/chart/text_chart.hpp"
 #include "sim/report/csv.hpp"
 #include "sim/report/html.hpp"
 #include "sim/report/json.hpp"
 #include "sim/report/measured_report.hpp"
-#include "sim/report/roofline_chart.hpp"
 #include "sim/report/search_report.hpp"
-#include "sim/report/series_chart.hpp"
 #include "sim/report/sweep_report.hpp"
 #include "sim/report/text.hpp"
-#include "sim/report/text_chart.hpp"
-#include "sim/search.hpp"
-#include "sim/sweep.hpp"
+#include "sim/spec/hf_config.hpp"
+#include "sim/spec/presets.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

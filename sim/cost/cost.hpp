@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/base/units.hpp"
+#include "sim/cost/tiling.hpp"
+#include "sim/graph/graph.hpp"
+#include "sim/spec/hardware.hpp"
+
+#include <Eigen/Core>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rsim {
+
+/// Which roof holds an op: its compute path, its main-memory tier or its network tier.
+enum class Bound { compute, memory, network };
+std::string_view to_string(Bound bound);
+
+/// The bytes one memory tier serves to the tier inside it (the innermost: to the math units),
+/// for one instance of an op, and their time at the tier's bandwidth.
+struct TierCost {
+  std::string tier;
+  Bytes bytes;
+  Seconds time;              ///< bytes / bandwidth; zero where the tier has no bandwidth figure
+  bool timed = false;        ///< the tier has a bandwidth figure
+  std::optional<Tile> tile;  ///< the tile held by the next inner tier that set these bytes
+  std::string tile_tier;     ///< that inner tier's name
+  bool operand_resident = false;  ///< an operand (or attention's K/V) stays in the inner tier
+  bool panels = false;  ///< the inner tier keeps full-K panels while waves sweep the tile (L2)
+};
+
+/// The cost of one instance of an op against the roofs (multiply by Op::count for all).
+struct OpCost {
+  Flops flops;
+  Bytes bytes;                      ///< main memory (DRAM/HBM) traffic with the chosen tiles
+  Bytes ideal_bytes;                ///< operands read once, outputs written once (perfect reuse)
+  Seconds t_math;                   ///< FLOPs / peak of the op's compute path
+  Seconds t_mem;                    ///< bytes / main-memory bandwidth
+  Seconds t_net;                    ///< collectives: their time on their network tier
+  std::vector<TierCost> tiers;      ///< every memory tier, outermost (main memory) first
+  Seconds t_lower;                  ///< max(T_math, every tier's time, T_net): full overlap
+  Seconds t_upper;                  ///< T_math + Σ tier times + T_net: no overlap
+  double intensity = 0.0;           ///< FLOPs / main-memory byte with tiling (0 for no bytes)
+  double ideal_intensity = 0.0;     ///< FLOPs / ideal byte (read once)
+  double critical_intensity = 0.0;  ///< peak / bandwidth of the roofs this op runs against
+  Bound bound = Bound::memory;
+  std::string bound_tier;  ///< memory-bound: the tier whose time is the largest
+};
+
+/// FLOPs of one instance: a matmul is 2 × the product of every distinct axis of its operands
+/// (transformers.md: "2 × product of all dims, batch and contracting dims counted once"), plus
+/// one add per output element for a bias; fused attention (FMHA) is 4·B·N·H per visible
+/// (query, key) pair (QKᵀ and AV; causal masks skip the masked half); elementwise ops count
+/// their per-element FLOPs.
+Flops op_flops(const Op& op);
+
+/// Main-memory bytes of one instance: every input read once, every output written once, each in
+/// its own dtype (seed 004: 2BD + DF + 2BF for int8 weights, bf16 activations). Elementwise ops
+/// fused into a matmul move nothing. (Unfused attention is three ops of the graph, so its score
+/// matrix is an ordinary output and input.)
+Bytes op_bytes(const Op& op);
+
+/// The bytes each memory tier serves to the next inner one: for matmuls and fused attention the
+/// traffic of the best tile that fits the inner tier (or the user's tile), for every other op
+/// (and for the innermost tier) the ideal bytes, since each byte passes every level once.
+/// InputError when a user's tile does not fit its tier. `cache` (optional, one per thread) keeps
+/// the tile searches' candidates between calls: the same result, found faster.
+std::vector<TierCost> tier_costs(const Op& op, const Roofs& roofs, const TileChoices& tiles = {},
+                                 TileCache* cache = nullptr);
+
+/// The compute path an op runs on. InputError naming the paths there are if it does not exist.
+const ComputePath& compute_path_of(const Op& op, const Roofs& roofs);
+
+/// What costing an op looks up besides its sizes: its compute path, a collective's network tiers,
+/// a matmul's GEMM axes and the distinct axes of its einsum operands (op_flops' product, in its
+/// order). Found once, it re-costs the same op at other sizes (a sweep along the batch) with no
+/// name matching; it points into `roofs`, so it lives no longer than they stay where they are.
+/// Where a matmul's or a plain op's (elementwise, gather, cache write) costing finds its sizes:
+/// pointers to them in the graph the plan was compiled for (CostPlan::compile), which re-costing
+/// reads in the order walking the op's tensors would.
+struct OpSizes {
+  /// One tensor's sizes: `sizes[first, last)`, and its bytes per element.
+  struct Tensor {
+    std::uint32_t first = 0;
+    std::uint32_t last = 0;
+    double width = 0.0;
+  };
+  std::vector<const std::int64_t*> sizes;
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> outputs;
+  /// Matmuls: the sizes of the GEMM's batch, M, N and K axes (GemmAxes), and of op_flops' axes.
+  std::array<std::vector<const std::int64_t*>, 4> gemm;
+  std::vector<const std::int64_t*> einsum;
+};
+
+struct OpCostPlan {
+  const ComputePath* path = nullptr;
+  std::vector<const NetworkTier*> networks;  ///< collectives: innermost first
+  std::optional<GemmAxes> gemm;              ///< matmuls
+  std::vector<GemmAxis> einsum_axes;         ///< matmuls: X's axes, then W's not in X
+  /// Matmuls of a compiled plan (CostPlan::compile): per inner tier, its tile search and its
+  /// panel search once settled (SettledGemm), which answer the same searches at the op's later
+  /// sizes without a lookup. Empty otherwise.
+  std::vector<SettledGemm> settled;
+  /// Matmuls and plain ops of a compiled plan: their sizes.
+  std::optional<OpSizes> sizes;
+  /// The op's ideal bytes (op_bytes) at its current sizes, where the caller knows them exactly
+  /// (a batch line: affine in the batch); recost_times then takes them instead of summing the
+  /// tensors. Unset: summed.
+  OptionalBytes ideal_bytes;
+};
+
+/// InputError if the op's compute path does not exist.
+OpCostPlan plan_op_cost(const Op& op, const Roofs& roofs);
+
+/// An on-chip tier as the tile searches see it: what a tile there may occupy, whether it also
+/// keeps full-K panels (a shared L2), and the user's tile for it if one is fixed.
+struct InnerTier {
+  const MemoryTier* tier = nullptr;
+  TileBudget budget;
+  bool panels = false;
+  const Tile* fixed = nullptr;  ///< points into the TileChoices
+};
+
+/// Every tier inside main memory, innermost last (roofs.memory from its second entry).
+std::vector<InnerTier> plan_inner_tiers(const Roofs& roofs, const TileChoices& tiles);
+
+/// Everything costing a graph looks up besides its sizes, per row of its table; it points into
+/// the roofs and the tile choices it was made from.
+struct CostPlan {
+  std::vector<InnerTier> inner_tiers;
+  std::vector<OpCostPlan> ops;  ///< in the table's row order
+  /// Compiles the plan for re-costing `graph` (the graph it was planned for, which must stay
+  /// where it is) at size after size, a batch line's: matmuls and plain ops read their sizes
+  /// through pointers, and matmuls keep their settled tile searches and answer from them. The
+  /// same figures, bit for bit (the same arithmetic in the same order: the batch line's tests
+  /// hold them to analyze()'s), with no walk over tensors and no lookup.
+  void compile(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order);
+};
+CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
+                    const Roofs& roofs, const TileChoices& tiles);
+
+/// Costs one op against the roofs. InputError if its compute path does not exist.
+OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles = {},
+               TileCache* cache = nullptr);
+
+/// Every op of a graph costed against the roofs, in topological order. `times` holds one row per
+/// op and one column per roof (kMathColumn, kMemoryColumn, kNetworkColumn, then one per on-chip
+/// memory tier from kFirstOnChipColumn), per instance; `counts` the instances, so graph bounds
+/// are row-wise max / sum weighted by count.
+struct CostTable {
+  static constexpr Eigen::Index kMathColumn = 0;
+  static constexpr Eigen::Index kMemoryColumn = 1;
+  static constexpr Eigen::Index kNetworkColumn = 2;
+  static constexpr Eigen::Index kFirstOnChipColumn = 3;
+  /// The column of memory tier `tier` (0: main memory, then the on-chip tiers outermost first).
+  static constexpr Eigen::Index tier_column(std::size_t tier) {
+    return tier == 0 ? kMemoryColumn : kFirstOnChipColumn + static_cast<Eigen::Index>(tier) - 1;
+  }
+  std::vector<OpGraph::Vertex> order;
+  std::vector<std::string> tier_names;  ///< the roofs' memory tiers, outermost first
+  std::vector<OpCost> costs;
+  Eigen::ArrayXXd times;
+  Eigen::ArrayXd counts;
+};
+
+/// Costs every op of the graph.
+CostTable cost_graph(const OpGraph& graph, const Roofs& roofs, const TileChoices& tiles = {},
+                     TileCache* cache = nullptr);
+/// The same, with the graph's topological order already at hand.
+CostTable cost_graph(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
+                     const Roofs& roofs, const TileChoices& tiles = {}, TileCache* cache = nullptr);
+
+/// A table for `order` against the roofs' tiers with every time zero and every cost empty: the
+/// shape recost_graph fills (costing nothing, so it cannot fail where the sizes will change).
+CostTable empty_cost_table(const std::vector<OpGraph::Vertex>& order, const Roofs& roofs);
+
+/// Re-costs the graph `table` was made for (same order, `plan` from plan_costs) after its sizes
+/// changed, in place: what cost_graph would return, without allocating or looking up names.
+/// `rows` (if given) are the only table rows whose ops' sizes changed: the others keep their
+/// costs (an op's cost depends on its own sizes only).
+void recost_graph(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
+                  const TileChoices& tiles, TileCache* cache, CostTable& table,
+                  const std::vector<std::size_t>* rows = nullptr);
+
+/// recost_graph into the table's times and counts alone, what compute_time_totals reads: the ops
+/// of a compiled plan (CostPlan::compile: matmuls and plain ops) go from their sizes straight to
+/// their row's times, by cost_op's arithmetic but with no OpCost in between (their `costs` entries
+/// are left as they were: stale); the others are costed whole. The same times, bit for bit.
+void recost_times(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
+                  const TileChoices& tiles, TileCache& cache, CostTable& table,
+                  const std::vector<std::size_t>* rows = nullptr);
+
+/// The time one op instance holds the device (not the network): max over compute and tiers.
+double device_time(const CostTable& table, Eigen::Index row);
+
+/// The lines of `rsim run --explain`: the op's FLOP and byte formulas with numbers put in.
+std::vector<std::string> explain_op(const Op& op, const Roofs& roofs,
+                                    const TileChoices& tiles = {});
+
+}  // namespace rsim

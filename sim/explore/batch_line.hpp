@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/analysis/analysis.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace rsim {
+
+/// One inference scenario as a function of its batch alone, for sweeps: its sharded op graph is
+/// built once at probe batches and kept as a template whose sizes are either constant or
+/// proportional to the batch. A point re-costs the template with those sizes scaled, which is
+/// what analyze() would cost at that batch (checked at a third probe when the line is built, and
+/// by tests against analyze() point by point), without rebuilding, re-sharding or re-validating
+/// anything: no YAML and no graph construction in the inner loop.
+///
+/// Not usable (`usable()` false, with `why`) for a training step or a decode request (their
+/// analyses add more than the graph's costs), a scenario that does not build at the probes, or a
+/// graph whose sizes are not proportional to the batch (e.g. rounded capacities); the caller then
+/// runs analyze() per point.
+class BatchLine {
+ public:
+  /// What a sweep keeps of analyze() at one batch: the totals' time sums (compute_time_totals:
+  /// the bounds, T_math / T_mem / T_net, per memory tier, the roof; FLOP and byte sums and the
+  /// critical path left out) and the footprint.
+  struct Point {
+    Totals total;
+    Footprint footprint;
+  };
+
+  /// A thread's copy of the template graph, patched in place point after point. It points into
+  /// itself, so it stays where it was made (BatchLine::workspace).
+  class Workspace {
+   public:
+    Workspace() = default;
+    Workspace(const Workspace&) = delete;
+    Workspace& operator=(const Workspace&) = delete;
+    TileCache cache;
+
+   private:
+    friend class BatchLine;
+    using NumberRef = std::variant<std::int64_t*, double*, Bytes*>;
+    const BatchLine* line_ = nullptr;  ///< the line that made it (its plans point into its roofs)
+    OpGraph graph_;
+    std::vector<NumberRef> scaled_;  ///< the proportional numbers of graph_, in template order
+    CostPlan plan_;                  ///< table_'s lookups
+    CostTable table_;                ///< graph_'s costs, re-costed in place point after point
+    FootprintPlan footprint_;        ///< graph_'s footprint, read point after point
+    bool costed_ = false;            ///< every row of table_ costed (then only scaled rows change)
+    Point point_;                    ///< the last point evaluated
+  };
+
+  BatchLine(const Scenario& scenario, const Roofs& roofs);
+
+  [[nodiscard]] bool usable() const { return why_.empty(); }
+  /// Why the line is not usable ("" when it is).
+  [[nodiscard]] const std::string& why() const { return why_; }
+
+  /// A workspace for this line, valid while the line stays where it is (not moved).
+  [[nodiscard]] std::unique_ptr<Workspace> workspace() const;
+
+  /// The run at `batch` ≥ 1, held by the workspace until its next evaluation; nullptr where a
+  /// proportional size would not be whole at that batch (the plan does not divide it, or shards
+  /// it otherwise): analyze() decides those points.
+  [[nodiscard]] const Point* evaluate(std::int64_t batch, Workspace& workspace) const;
+
+ private:
+  /// at_probe · batch / probe_batch_ as per_step · (batch / step), the fraction reduced: whole
+  /// exactly where step divides the batch, with no division by probe_batch_ per point.
+  struct Proportion {
+    std::int64_t step = 1;
+    std::int64_t per_step = 0;
+  };
+  struct Scaled {
+    std::size_t index = 0;  ///< in the visiting order of every number of the graph
+    double at_probe = 0.0;  ///< its value at probe_batch_
+    bool integer = false;   ///< a count or size: must stay whole
+    Proportion whole;       ///< integers: at_probe / probe_batch_, reduced
+  };
+
+  /// An op's ideal bytes (op_bytes) along the line, in units of 2⁻⁷ B (every dtype's width is a
+  /// multiple: tests/base/dtype_test.cpp): constant + slope · batch / probe_batch_, found and
+  /// checked at the probes (every probe's figure below kExactBytes, so exact).
+  struct AffineBytes {
+    std::int64_t constant = 0;
+    std::int64_t slope = 0;
+    bool affine = false;
+    Proportion per_batch;  ///< slope / probe_batch_, reduced
+  };
+  [[nodiscard]] Proportion proportion(std::int64_t at_probe) const;
+  /// `whole` at `batch`, nullopt where it is not whole or overflows. `last` keeps the last
+  /// step's quotient (points share few steps: one division each).
+  static std::optional<std::int64_t> at_batch(const Proportion& whole, std::int64_t batch,
+                                              std::pair<std::int64_t, std::int64_t>& last);
+  [[nodiscard]] std::vector<AffineBytes> affine_ideal_bytes(
+      const std::vector<ShardedGraph>& probes, const std::vector<OpGraph::Vertex>& order) const;
+  [[nodiscard]] AffineBytes affine_fit(const std::vector<double>& at_probes) const;
+  /// Each working-set visit's activation bytes (FootprintPlan::Visit), likewise; nullopt where a
+  /// visit counts KV cache or per-batch weights (the footprint is then summed whole).
+  [[nodiscard]] std::optional<std::vector<AffineBytes>> affine_working_sets(
+      const std::vector<ShardedGraph>& probes) const;
+  /// `bytes` at `batch`, nullopt where not whole or not exact; `last` as at_batch's.
+  static OptionalBytes bytes_at(const AffineBytes& bytes, std::int64_t batch,
+                                std::pair<std::int64_t, std::int64_t>& last);
+  /// The largest working set at `batch` (the max of working_sets_), where every one is exact.
+  [[nodiscard]] OptionalBytes activations_at(std::int64_t batch) const;
+
+  static std::vector<std::size_t> rows_of(OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
+                                          const std::vector<Scaled>& scaled);
+
+  Scenario scenario_;
+  Roofs roofs_;
+  ParameterCount parameters_;
+  std::int64_t probe_batch_ = 1;
+  OpGraph graph_;  ///< sharded, at probe_batch_
+  std::vector<OpGraph::Vertex> order_;
+  double weight_fraction_ = 1.0;
+  std::vector<Scaled> scaled_;
+  /// The table rows (positions in order_) of the ops with a scaled number: the others (an FSDP
+  /// weight's all-gather) cost the same at every batch and are costed once per workspace.
+  std::vector<std::size_t> scaled_rows_;
+  std::vector<AffineBytes> ideal_;                        ///< per table row
+  std::optional<std::vector<AffineBytes>> working_sets_;  ///< affine_working_sets
+  std::string why_;
+};
+
+}  // namespace rsim

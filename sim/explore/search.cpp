@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+#include "sim/explore/search.hpp"
+
+#include "sim/base/error.hpp"
+#include "sim/base/named.hpp"
+#include "sim/spec/config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <tuple>
+
+namespace rsim {
+namespace {
+
+constexpr std::array kObjectiveNames{
+    Named<SearchObjective>{SearchObjective::latency, "latency"},
+    Named<SearchObjective>{SearchObjective::throughput, "throughput"},
+    Named<SearchObjective>{SearchObjective::cost, "cost"},
+};
+
+// Why a plan was not costed, by a phrase of its error (first match), else "invalid plan".
+constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kReasons{{
+    {"does not divide", "does not divide the model"},
+    {"whose domain is", "mesh exceeds a network domain"},
+    {"inner tier", "hierarchy does not split evenly"},
+    {"over mesh axis", "does not divide the model"},
+}};
+
+std::string_view reason_of(std::string_view message) {
+  for (const auto& [phrase, reason] : kReasons) {
+    if (message.find(phrase) != std::string_view::npos) {
+      return reason;
+    }
+  }
+  return "invalid plan";
+}
+
+// The network an axis of `size` devices goes over when `used` devices of the innermost tier are
+// taken by the axes placed before it: the innermost tier while it has room, then the next tier
+// (the inner one full), else the hierarchy of both ("nvlink+ib").
+std::string place(const std::vector<NetworkTier>& tiers, std::int64_t size, std::int64_t used) {
+  const NetworkTier& inner = tiers.front();
+  if (inner.devices == 0 || used * size <= inner.devices || tiers.size() == 1) {
+    return inner.name;
+  }
+  if (used >= inner.devices) {
+    return tiers[1].name;
+  }
+  return inner.name + "+" + tiers[1].name;
+}
+
+struct MeshShape {
+  std::int64_t data = 1;
+  std::int64_t model = 1;
+};
+
+// The presets a mesh shape takes: one axis → the one-axis presets (the axis renamed), two →
+// tensor × data; one device → single.
+std::vector<std::string_view> presets_for(const MeshShape& shape) {
+  if (shape.data == 1 && shape.model == 1) {
+    return {"single"};
+  }
+  if (shape.data == 1) {
+    return {"megatron_tp", "sequence_parallel", "shard_d", "shard_batch"};
+  }
+  if (shape.model == 1) {
+    return {"data_parallel", "fsdp"};
+  }
+  return {"megatron_tp_dp"};
+}
+
+std::string mesh_text(const std::vector<NetworkTier>& tiers, const MeshShape& shape) {
+  std::vector<std::string> axes;
+  if (shape.data > 1) {
+    const std::int64_t used = std::min<std::int64_t>(
+        shape.model, tiers.front().devices > 0 ? tiers.front().devices : shape.model);
+    axes.push_back(fmt::format("data: \"{} over {}\"", shape.data,
+                               place(tiers, shape.data, shape.model > 1 ? used : 1)));
+  }
+  if (shape.model > 1) {
+    axes.push_back(fmt::format("model: \"{} over {}\"", shape.model, place(tiers, shape.model, 1)));
+  }
+  return fmt::format("{}", fmt::join(axes, ", "));
+}
+
+class Searcher {
+ public:
+  Searcher(const Scenario& scenario, const Roofs& roofs) : scenario_(scenario), roofs_(roofs) {}
+
+  void evaluate(std::string_view preset, const std::string& mesh, std::int64_t devices,
+                std::int64_t total_devices, SearchResult& result) const {
+    ++result.seen;
+    Scenario scenario = scenario_;
+    try {
+      if (preset == "single") {
+        scenario.plan = Plan{};
+      } else {
+        const ConfigNode node =
+            parse_config(fmt::format("{{preset: {}, mesh: {{{}}}}}", preset, mesh), "search");
+        scenario.plan = parse_plan(node, scenario.hardware);
+      }
+      const RunResult run = analyze(std::move(scenario), roofs_);
+      if (!run.footprint.fits()) {
+        result.rejected.push_back(
+            {std::string(preset), mesh, "does not fit in memory",
+             fmt::format("needs {} per device, has {}",
+                         format_quantity(run.footprint.total().si(), Dimension::bytes),
+                         format_quantity(run.footprint.capacity.si(), Dimension::bytes))});
+        return;
+      }
+      SearchCandidate candidate{
+          std::string(preset), mesh,          devices, total_devices / devices,
+          run.bounds.total,    run.footprint, 0.0,     false};
+      candidate.sequences_per_device_s =
+          static_cast<double>(run.scenario.workload.batch) /
+          (run.bounds.total.t_lower.si() * static_cast<double>(devices));
+      result.ranked.push_back(std::move(candidate));
+    } catch (const InputError& error) {
+      result.rejected.push_back(
+          {std::string(preset), mesh, std::string(reason_of(error.what())), error.what()});
+    }
+  }
+
+ private:
+  const Scenario& scenario_;
+  const Roofs& roofs_;
+};
+
+void rank(SearchResult& result) {
+  const bool latency = result.objective == SearchObjective::latency;
+  std::sort(result.ranked.begin(), result.ranked.end(),
+            [&](const SearchCandidate& left, const SearchCandidate& right) {
+              const auto key = [&](const SearchCandidate& candidate) {
+                return std::make_tuple(
+                    latency ? candidate.total.t_lower.si() : -candidate.sequences_per_device_s,
+                    candidate.total.t_upper.si(), candidate.preset, candidate.mesh);
+              };
+              return key(left) < key(right);
+            });
+  for (SearchCandidate& candidate : result.ranked) {
+    candidate.pareto =
+        std::none_of(result.ranked.begin(), result.ranked.end(), [&](const SearchCandidate& other) {
+          const bool faster_or_same = other.total.t_lower <= candidate.total.t_lower;
+          const bool more_or_same =
+              other.sequences_per_device_s >= candidate.sequences_per_device_s;
+          const bool strictly = other.total.t_lower < candidate.total.t_lower ||
+                                other.sequences_per_device_s > candidate.sequences_per_device_s;
+          return faster_or_same && more_or_same && strictly;
+        });
+  }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> divisors(std::int64_t value) {
+  std::vector<std::int64_t> result;
+  for (std::int64_t divisor = 1; divisor <= value; ++divisor) {
+    if (value % divisor == 0) {
+      result.push_back(divisor);
+    }
+  }
+  return result;
+}
+
+std::optional<SearchObjective> parse_search_objective(std::string_view name) {
+  return find_named(name, kObjectiveNames);
+}
+
+std::string_view to_string(SearchObjective objective) {
+  return name_of(objective, kObjectiveNames);
+}
+
+SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int64_t devices,
+                          SearchObjective objective) {
+  if (devices < 1) {
+    throw InputError(fmt::format("--devices {}: expected a whole number ≥ 1", devices));
+  }
+  if (devices > 1 && roofs.network.empty()) {
+    throw InputError(fmt::format("{} has no network tier to spread a plan over", roofs.hardware));
+  }
+  SearchResult result;
+  result.scenario = scenario.file;
+  result.devices = devices;
+  result.objective = objective;
+  const Searcher searcher(scenario, roofs);
+  for (std::int64_t replica : divisors(devices)) {
+    for (std::int64_t model : divisors(replica)) {
+      const MeshShape shape{replica / model, model};
+      const std::string mesh = mesh_text(roofs.network, shape);
+      for (std::string_view preset : presets_for(shape)) {
+        searcher.evaluate(preset, mesh, replica, devices, result);
+      }
+    }
+  }
+  rank(result);
+  return result;
+}
+
+}  // namespace rsim

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/analysis/analysis.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rsim {
+
+/// What a plan search ranks by: the lower bound (latency), sequences per device-second
+/// (throughput), or device-seconds per sequence (cost: devices × lower bound / batch, the
+/// reciprocal of throughput, reported as what a sequence costs in accelerator time).
+enum class SearchObjective { latency, throughput, cost };
+std::optional<SearchObjective> parse_search_objective(std::string_view name);
+std::string_view to_string(SearchObjective objective);
+
+/// One costed plan of a search: `devices` run one copy of the scenario's batch, and the N
+/// devices of the search hold N / devices such replicas.
+struct SearchCandidate {
+  std::string preset;
+  std::string mesh;  ///< "data: 4 over ib, model: 8 over nvlink"
+  std::int64_t devices = 1;
+  std::int64_t replicas = 1;
+  Totals total;
+  Footprint footprint;
+  double sequences_per_device_s = 0.0;  ///< batch / (lower bound × devices)
+  bool pareto = false;  ///< no other plan is both faster and does more work per device
+};
+
+/// A plan the search could not cost, and why (one of a few stated reasons).
+struct SearchRejection {
+  std::string preset;
+  std::string mesh;
+  std::string reason;  ///< "does not divide", "does not fit in memory", "mesh does not fit"
+  std::string detail;  ///< the error message or the numbers
+};
+
+struct SearchResult {
+  std::string scenario;
+  std::int64_t devices = 1;
+  SearchObjective objective = SearchObjective::latency;
+  std::int64_t seen = 0;
+  std::vector<SearchCandidate> ranked;  ///< best first (ties: upper bound, then preset, mesh)
+  std::vector<SearchRejection> rejected;
+};
+
+/// Every inference plan for `devices` devices: each n dividing `devices` (n devices per
+/// replica), each factorization n = data × model, the model (tensor) axis placed inside the
+/// innermost network tier first (NVLink node, ICI slice), the data axis on what is left, and each
+/// plan preset that fits the mesh's shape; plans that do not divide the model or do not fit in
+/// memory are rejected with their reason, the rest costed, ranked and marked on the Pareto front
+/// of latency against sequences per device-second. Deterministic: same input, same ranking.
+/// The divisors of `value` ≥ 1, ascending (the degrees a mesh axis of `value` devices can take).
+std::vector<std::int64_t> divisors(std::int64_t value);
+
+SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int64_t devices,
+                          SearchObjective objective);
+
+/// One training plan: N devices = tensor × pipeline × data.
+struct TrainingPlan {
+  std::int64_t tensor = 1;    ///< t: Megatron tensor parallelism over 'model'
+  std::int64_t pipeline = 1;  ///< p: stages of L/p layers over 'stage'
+  std::int64_t data = 1;      ///< d: data-parallel replicas over 'data'
+  /// The order in which the axes take the innermost network tier (NVLink node, ICI slice): an
+  /// index into training_axis_orders(), 0 = model, data, stage (Megatron-LM's rank order).
+  std::int64_t placement = 0;
+  /// ZeRO over 'data' (Rajbhandari et al. 2020): 0 replicated; 1 the optimizer state split d
+  /// ways; 2 the gradients too; 3 the weights too (the zero3_3d presets).
+  std::int64_t zero_stage = 0;
+  bool sequence_parallel = false;  ///< Megatron sequence parallelism on 'model' (t > 1)
+  std::int64_t microbatches = 1;   ///< m per step
+  Recompute recompute = Recompute::none;
+  std::int64_t interleave = 1;  ///< v: layer chunks per pipeline stage (p > 1)
+  /// The data axis's gradient reductions overlapped with the last microbatch's backward (d > 1).
+  bool overlap_gradients = false;
+  /// The tensor axis's all-gathers and reduce-scatters run as ring steps under the matmuls that
+  /// consume or produce them (Megatron-LM's --tp-comm-overlap, which needs sequence parallelism;
+  /// the scaling book's collective matmul).
+  bool overlap_tensor = false;
+  /// Kept in the hardware's host_memory and streamed over its link, two layers resident at once
+  /// (Calculon's weight/activations/optimizer offload; ZeRO-Offload / ZeRO-Infinity).
+  bool offload_weights = false;
+  bool offload_activations = false;
+  bool offload_optimizer = false;
+  /// megatron_3d, megatron_3d_sp, zero3_3d or zero3_3d_sp.
+  [[nodiscard]] std::string_view preset() const;
+  /// The preset, with "+zero1" or "+zero2" for plan.zero_stage 1 or 2.
+  [[nodiscard]] std::string sharding() const;
+  /// The placement as its axis order: "model>data>stage".
+  [[nodiscard]] const std::string& placement_order() const;
+  /// What is offloaded: "weights+activations", or "none".
+  [[nodiscard]] std::string offloaded() const;
+  /// "t8 p16 d8 megatron_3d_sp+zero1 m192 full v2 overlap tp-overlap offload:weights".
+  [[nodiscard]] std::string label() const;
+};
+
+/// The orders a training search places the mesh axes in, each "model>data>stage" style (the
+/// first takes the innermost tier first); TrainingPlan::placement indexes it.
+const std::vector<std::string>& training_axis_orders();
+
+/// A costed training plan. Times are one device's, for one step: Σ over its ops (each op's
+/// max(T_math, T_mem, T_net) for the lower bound, their sum for the upper), plus the pipeline
+/// bubble; T_math, T_mem (main memory) and T_net are the Σ over the ops without the bubble.
+struct TrainingCandidate {
+  TrainingPlan plan;
+  std::string mesh;               ///< the mesh axes over one device (size 1 left out)
+  std::int64_t microbatch = 1;    ///< b = batch / (m · d) sequences per microbatch and replica
+  bool vocab_replicated = false;  ///< the vocabulary does not divide over t: LM head replicated
+  Seconds step_lower;
+  Seconds step_upper;
+  Seconds t_math;
+  Seconds t_mem;
+  Seconds t_net;
+  Seconds t_host;  ///< the host link's busiest direction, Σ over the passes (offload)
+  /// Tensor-axis collective time the overlap takes off the passes (none where the host link
+  /// holds a pass anyway).
+  Seconds tensor_hidden;
+  Seconds bubble;                ///< lower bound's bubble: (p − 1)/(v·m) × the pipelined work
+  double bubble_fraction = 0.0;  ///< (p − 1)/(v·m + p − 1)
+  Footprint footprint;           ///< main memory (HBM), what stays after offloading
+  Bytes host_bytes;              ///< host memory the offloaded state takes, per device
+  double mfu = 0.0;              ///< model FLOPs / (N × peak × step_lower)
+};
+
+/// Training plans not costed for one reason; `plans` of them share the plan shown (the others
+/// differ in a dimension the reason does not depend on).
+struct TrainingRejection {
+  TrainingPlan plan;
+  std::string reason;
+  std::string detail;
+  std::int64_t plans = 1;
+};
+
+struct TrainingSearchResult {
+  std::string scenario;
+  std::int64_t devices = 1;
+  std::int64_t batch = 1;    ///< sequences per step
+  std::int64_t seq_len = 0;  ///< tokens per sequence
+  std::int64_t layers = 0;
+  std::int64_t seen = 0;      ///< plans in the space
+  std::int64_t analyses = 0;  ///< analyze() runs (each costs every interleave v of its plan)
+  std::int64_t costed = 0;    ///< plans that fit and were costed (ranked keeps the best `keep`)
+  double model_flops = 0.0;   ///< forward + backward FLOPs of one step, no recomputation
+  /// The best TrainingSearchOptions::keep of the costed plans (all when keep is 0), by
+  /// step_lower, then step_upper, then plan order.
+  std::vector<TrainingCandidate> ranked;
+  std::vector<TrainingRejection> rejected;
+  std::map<std::string, std::int64_t> rejected_by_reason;  ///< plans per reason
+  std::int64_t threads = 1;
+  /// Stopped by TrainingSearchOptions::cancel (Ctrl-C): `ranked`, `costed` and the rejections
+  /// cover the `shapes_searched` of `shapes` plan shapes that finished; `seen` is the whole space.
+  bool cancelled = false;
+  std::int64_t shapes = 0;           ///< (t, p, d, placement, ZeRO, sp, recompute) tasks
+  std::int64_t shapes_searched = 0;  ///< of them, those that finished
+};
+
+struct TrainingSearchOptions {
+  std::int64_t threads = 0;  ///< 0: all hardware threads (TBB's default)
+  std::function<void(std::size_t, std::size_t)> progress;  ///< (done, total), any thread
+  /// Reject without costing what provably does not fit or divide (see search_training_plans);
+  /// off costs every plan, for checking that the pruning loses nothing.
+  bool prune = true;
+  /// How many of the best plans to keep in `ranked` (0: all). Millions of plans are costed;
+  /// each task keeps only its best `keep`, so memory does not grow with the space.
+  std::size_t keep = 0;
+  const std::atomic<bool>* cancel = nullptr;  ///< set (by Ctrl-C) to stop early
+};
+
+/// Every training plan of a `phase: train` scenario on `devices` devices:
+/// - t | N (tensor, the 'model' axis), p | N/t (pipeline, 'stage'), d = N/(t·p) ('data');
+///   placed in each order of the three axes that gives a distinct plan (model, data, stage first:
+///   Megatron-LM's): an axis goes on the innermost network tier while it divides what is left of
+///   its domain (NVLink node, ICI slice); one larger than the whole domain, placed before any
+///   other took room, spans the innermost tier and the next ("nvlink+ib"); any other axis goes
+///   on the next tier;
+/// - ZeRO stage 0 (replicated over data, megatron_3d), 1 or 2 (megatron_3d + plan.zero_stage)
+///   or 3 (zero3_3d), the last three for d > 1; sequence parallelism off or on (t > 1);
+/// - m ∈ divisors of the global batch B (b = B/(m·d) sequences per microbatch must be whole);
+/// - recompute none, selective, full;
+/// - v ∈ divisors of L/p for p > 1 (1 otherwise); v > 1 needs m % p = 0 (Megatron-LM's
+///   interleaved schedule, Narayanan et al. 2021 §2.2.2);
+/// - for d > 1, the weight gradients' reductions over 'data' after the backward pass (as the
+///   lower bound sums them) or overlapped with the last microbatch's backward: exposed
+///   max(G/ℓ, G − B/m) of their time G (B the step's backward device time, ℓ the layers held);
+/// - with sequence parallelism, the tensor axis's all-gathers and reduce-scatters after their
+///   matmuls or overlapped with them as ring steps: per pass (forward; backward with the
+///   recomputation) exposed max(0, C − (t−1)/t·G) of their time C, G the pass's matmuls;
+/// - with the hardware's host_memory, every subset of {weights, saved activations, optimizer
+///   state} offloaded: HBM keeps two of the ℓ layers' worth (the embedding and head stay), the
+///   host the layers' whole; per step the link carries, in its busier direction, the layers'
+///   weights in per microbatch in the forward (against the activations out) and in the backward
+///   (plus the activations back), and the offloaded weights and state each way in the optimizer
+///   step; each pass takes the longer of its ops and its transfers (the upper bound adds them).
+/// Rejected with their reason: the mesh does not fit the tiers; p does not divide the layers;
+/// weights, gradients and optimizer state alone exceed the memory (P/(t·p) parameters × their
+/// bytes, the ZeRO-split parts / d, the offloadable parts at two layers' worth, before costing);
+/// an offloading choice does not fit the host memory; b is not whole; the plan does not divide the
+/// model (then at every m, so the other m are not costed); the costed footprint does not fit (a
+/// larger microbatch of the same plan then does not fit either: the saved activations grow with
+/// b·min(m, p) = min(B/d, b·p), so those are rejected uncosted); v > 1 with m % p ≠ 0. One
+/// analyze() per (t, p, d, weights, sp, m, recompute) at v = 1; the other v and the overlap
+/// follow exactly (the stage-boundary sends × v, the bubble (p − 1)/(v·m) × the pipelined work,
+/// the hidden part of the reductions, the tensor overlap, the offloading). `prune` off costs what
+/// the shortcuts skip. Ranked by the step's lower bound; ties by upper bound, then plan order (t,
+/// p, ZeRO stage, sp, m, recompute, v, gradient overlap, tensor overlap, offloaded weights,
+/// activations, optimizer ascending); `keep` > 0 keeps the best `keep`. Parallel with TBB; the
+/// ranking does not depend on the thread count.
+TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,
+                                           std::int64_t devices,
+                                           const TrainingSearchOptions& options = {});
+
+}  // namespace rsim

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: MIT
+#include "sim/graph/backward.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+namespace rsim {
+namespace {
+
+// FlashAttention-2 (Dao 2023, §3.1.2): the backward pass runs 5 matmuls per tile (S recomputed,
+// dV, dP, dQ, dK) against the forward's 2, so 2.5 × the forward FLOPs.
+constexpr double kAttentionBackwardScale = 2.5;
+
+// Vector FLOPs per parameter of one update. Adam: m ← β₁m + (1−β₁)g (3), v ← β₂v + (1−β₂)g² (4),
+// p ← p − lr·m̂/(√v̂ + ε) with the bias corrections folded into lr (5). SGD with momentum:
+// m ← μm + g (2), p ← p − lr·m (2).
+struct OptimizerRule {
+  Optimizer optimizer;
+  double moments;  // fp32 state tensors besides the master copy
+  double flops_per_parameter;
+};
+constexpr std::array kOptimizerRules{
+    OptimizerRule{Optimizer::adam, 2.0, 12.0},
+    OptimizerRule{Optimizer::sgd, 1.0, 4.0},
+};
+
+const OptimizerRule& rule_of(Optimizer optimizer) {
+  return *std::find_if(kOptimizerRules.begin(), kOptimizerRules.end(),
+                       [&](const OptimizerRule& rule) { return rule.optimizer == optimizer; });
+}
+
+Tensor gradient_of(const Tensor& tensor, DType dtype) {
+  Tensor gradient = tensor;
+  gradient.name = "d" + tensor.name;
+  gradient.dtype = dtype;
+  return gradient;
+}
+
+class TrainingBuilder {
+ public:
+  TrainingBuilder(OpGraph& graph, const Scenario& scenario)
+      : graph_(graph),
+        scenario_(scenario),
+        microbatches_(scenario.workload.training.microbatches),
+        gradient_(gradient_dtype(scenario.precision)) {}
+
+  void build() {
+    const std::vector<OpGraph::Vertex> forward = graph_.topological_order();
+    last_ = forward.back();
+    add_recompute(forward);
+    std::map<OpGraph::Vertex, OpGraph::Vertex> weight_gradients;
+    for (auto vertex = forward.rbegin(); vertex != forward.rend(); ++vertex) {
+      const Op op = graph_.op(*vertex);  // a copy: adding vertices may reallocate
+      const bool has_producer = boost::in_degree(*vertex, graph_.graph()) > 0;
+      switch (op.kind) {
+        case OpKind::matmul:
+          if (const auto wgrad = add_matmul_backward(op, has_producer)) {
+            weight_gradients[*vertex] = *wgrad;
+          }
+          break;
+        case OpKind::attention:
+          add_attention_backward(op);
+          break;
+        case OpKind::elementwise:
+        case OpKind::embedding_gather:
+          add_elementwise_backward(op);
+          break;
+        case OpKind::kv_cache_write:
+        case OpKind::collective:
+          break;
+      }
+    }
+    for (OpGraph::Vertex vertex : forward) {
+      add_update(graph_.op(vertex), weight_gradients.contains(vertex)
+                                        ? std::optional(weight_gradients.at(vertex))
+                                        : std::nullopt);
+    }
+  }
+
+ private:
+  OpGraph::Vertex chain(Op op, Pass pass) {
+    op.pass = pass;
+    const OpGraph::Vertex vertex = graph_.add_op(std::move(op));
+    graph_.add_edge(last_, vertex, "");
+    last_ = vertex;
+    return vertex;
+  }
+
+  // Full: every op of the layer blocks runs again; selective: attention only (its internals
+  // are what selective recomputation drops).
+  void add_recompute(const std::vector<OpGraph::Vertex>& forward) {
+    const Recompute recompute = scenario_.workload.training.recompute;
+    for (OpGraph::Vertex vertex : forward) {
+      const Op& op = graph_.op(vertex);
+      const bool attention_internal =
+          op.kind == OpKind::attention || op.group == "attention_scores" ||
+          (op.kind == OpKind::elementwise && op.elementwise == ElementwiseKind::softmax);
+      const bool again =
+          op.block == "layer" && (recompute == Recompute::full ||
+                                  (recompute == Recompute::selective && attention_internal));
+      if (again) {
+        Op copy = op;
+        copy.name += ".recompute";
+        chain(std::move(copy), Pass::recompute);
+      }
+    }
+  }
+
+  // dX = dY·Wᵀ (unless X is the model's input) and dW = Xᵀ·dY; returns the dW vertex.
+  std::optional<OpGraph::Vertex> add_matmul_backward(const Op& op, bool has_producer) {
+    const Tensor output_gradient = gradient_of(op.outputs.front(), scenario_.precision.activations);
+    const OpGraph::Vertex upstream = last_;
+    std::optional<OpGraph::Vertex> wgrad;
+    if (op.inputs[1].role == TensorRole::weight) {
+      Op update = op;
+      update.name = op.name + ".wgrad";
+      update.inputs = {op.inputs[0], output_gradient};
+      update.outputs = {gradient_of(op.inputs[1], gradient_)};
+      update.accumulated = microbatches_;
+      update.pass = Pass::backward;
+      wgrad = graph_.add_op(std::move(update));
+      graph_.add_edge(upstream, *wgrad, "");
+    }
+    if (has_producer) {
+      Op input_gradient = op;
+      input_gradient.name = op.name + ".dgrad";
+      input_gradient.inputs = {output_gradient, op.inputs[1]};
+      input_gradient.outputs = {gradient_of(op.inputs[0], scenario_.precision.activations)};
+      chain(std::move(input_gradient), Pass::backward);
+    }
+    return wgrad;
+  }
+
+  void add_attention_backward(const Op& op) {
+    Op backward = op;
+    backward.name = op.name + ".backward";
+    const Tensor& query = op.inputs[0];
+    backward.inputs.push_back(op.outputs.front());
+    backward.inputs.push_back(gradient_of(op.outputs.front(), scenario_.precision.activations));
+    backward.outputs.clear();
+    for (const Tensor& input : {query, op.inputs[1], op.inputs[2]}) {
+      backward.outputs.push_back(gradient_of(input, scenario_.precision.activations));
+    }
+    backward.attention.flops_scale = kAttentionBackwardScale;
+    chain(std::move(backward), Pass::backward);
+  }
+
+  // Reads dY and the saved inputs, writes a gradient per activation input; weights' gradients
+  // (norm scales, position embeddings) are O(D) and left out.
+  void add_elementwise_backward(const Op& op) {
+    Op backward = op;
+    backward.kind = OpKind::elementwise;
+    backward.name = op.name + ".backward";
+    backward.inputs = {gradient_of(op.outputs.front(), scenario_.precision.activations)};
+    backward.outputs.clear();
+    for (const Tensor& input : op.inputs) {
+      if (input.role == TensorRole::activation) {
+        backward.inputs.push_back(input);
+        backward.outputs.push_back(gradient_of(input, scenario_.precision.activations));
+      }
+    }
+    if (op.kind == OpKind::embedding_gather) {
+      // Scatter-add of the rows' gradients into the table's.
+      backward.elementwise = ElementwiseKind::embedding;
+      backward.outputs = {gradient_of(op.inputs.front(), gradient_)};
+      backward.outputs.front().role = TensorRole::activation;
+    }
+    if (backward.outputs.empty()) {
+      return;
+    }
+    chain(std::move(backward), Pass::backward);
+  }
+
+  // One update per weight of the op, once per step (count / microbatches).
+  void add_update(const Op& op, std::optional<OpGraph::Vertex> gradient) {
+    const TransformerSpec& spec = scenario_.model.stages.front().component;
+    Tensor parameter;
+    if (op.kind == OpKind::matmul && op.inputs[1].role == TensorRole::weight) {
+      parameter = op.inputs[1];
+    } else if (op.kind == OpKind::embedding_gather && !spec.tied_embeddings) {
+      // The gather reads rows; the update covers the whole [vocab, embed] table (a tied table
+      // is updated as the LM head's weight).
+      parameter = {"embedding.weight",
+                   {{"vocab", spec.vocab_size}, {"embed", spec.hidden_size}},
+                   scenario_.precision.weights,
+                   TensorRole::weight};
+    } else {
+      return;
+    }
+    const OptimizerRule& rule = rule_of(scenario_.workload.training.optimizer);
+    Op update;
+    update.name = op.name + "." + std::string(to_string(rule.optimizer));
+    update.stage = op.stage;
+    update.block = op.block;
+    update.count = op.count / microbatches_;
+    update.kind = OpKind::elementwise;
+    update.elementwise = ElementwiseKind::optimizer;
+    update.flops_per_element = rule.flops_per_parameter;
+    update.compute_path = scenario_.hardware.vector_path;
+    update.pass = Pass::optimizer;
+    update.inputs = {parameter, gradient_of(parameter, gradient_)};
+    update.outputs = {parameter};
+    const double state_bytes =
+        optimizer_state_bytes_per_parameter(rule.optimizer, scenario_.precision.weights);
+    // The fp32 state as one tensor of `state` fp32 slots per parameter (master copy + moments).
+    Tensor state = parameter;
+    state.name = parameter.name + ".optimizer_state";
+    state.dtype = DType::fp32;
+    state.axes.push_back({"optimizer_state", static_cast<std::int64_t>(state_bytes / 4.0)});
+    update.inputs.push_back(state);
+    update.outputs.push_back(state);
+    const OpGraph::Vertex vertex = graph_.add_op(std::move(update));
+    if (gradient) {
+      graph_.add_edge(*gradient, vertex, "");
+    }
+  }
+
+  OpGraph& graph_;
+  const Scenario& scenario_;
+  std::int64_t microbatches_;
+  DType gradient_;
+  OpGraph::Vertex last_ = 0;
+};
+
+}  // namespace
+
+double optimizer_state_bytes_per_parameter(Optimizer optimizer, DType weights) {
+  const double master = weights == DType::fp32 ? 0.0 : 4.0;
+  return master + 4.0 * rule_of(optimizer).moments;
+}
+
+DType gradient_dtype(const Precision& precision) {
+  return bytes_per_element(precision.activations) >= 2.0 ? precision.activations : DType::bf16;
+}
+
+void add_training_passes(OpGraph& graph, const Scenario& scenario) {
+  TrainingBuilder(graph, scenario).build();
+}
+
+}  // namespace rsim

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/report/chart/roofline_chart.hpp"
+
+#include <string>
+
+namespace rsim {
+
+/// A roofline chart in characters for a terminal (`--plot -`), like the seed's sketches: the
+/// same log axes as the SVG, roofs as '=' (in play) or '-', slopes as '/' (memory) or ':'
+/// (network), ridges as 'o', the top points as letters A, B, … (measured kernels as digits 1, 2,
+/// …) with a key below, other points as '*'.
+std::string render_roofline_text(const RooflineChart& chart, int columns = 64, int rows = 20);
+
+}  // namespace rsim

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/base/dtype.hpp"
+#include "sim/base/units.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rsim {
+
+class ConfigFiles;
+class ConfigNode;
+
+/// The hardware unit that executes a compute path.
+enum class ComputeUnit { tensor_core, cuda_core, mxu, vpu };
+std::string_view to_string(ComputeUnit unit);
+
+/// Where a figure came from: a citation, or the arithmetic that derived it.
+struct Provenance {
+  std::string source;   ///< citation; empty when derived
+  std::string derived;  ///< formula and inputs; empty when sourced
+};
+
+/// One compute roof: a peak named by its precision ("fp8", "fp8_sparse").
+struct ComputePath {
+  std::string name;
+  DType dtype = DType::fp32;
+  bool sparse = false;
+  FlopsPerSecond peak;  ///< dense (or sparse, for *_sparse) peak at the base clock
+  ComputeUnit unit = ComputeUnit::tensor_core;
+  Provenance provenance;
+};
+
+/// One level of the memory hierarchy, outermost (DRAM/HBM) first.
+struct MemoryTier {
+  std::string name;                         ///< dram, hbm, l2, smem, vmem
+  std::optional<BytesPerSecond> bandwidth;  ///< absent where no figure is known
+  Bytes capacity;                           ///< per instance
+  std::int64_t count = 1;                   ///< instances (e.g. one SMEM per SM)
+  std::string per;                          ///< what one instance belongs to ("sm"), or ""
+  bool clocked = false;  ///< bandwidth = bytes per clock × the GPU clock (scales with modes)
+  /// The tier that holds the accumulators of this tier's tiles (GPU registers or TMEM); empty:
+  /// this tier holds them itself (TPU VMEM).
+  std::string accumulator_tier;
+  Provenance provenance;
+};
+
+/// Memory behind the host link (a GPU's PCIe to its CPU's DRAM) that a training plan may offload
+/// weights, saved activations or optimizer state to: one device's share of it and of the link.
+struct HostMemory {
+  Bytes capacity;            ///< per device
+  BytesPerSecond bandwidth;  ///< one direction, per device (the link is full duplex)
+  Provenance provenance;
+};
+
+/// How a network tier connects devices.
+enum class Topology {
+  torus,     ///< per-axis rings of point-to-point links (TPU ICI); wraparound only at full size
+  switched,  ///< every device has `bandwidth` of egress into a switch (NVLink/NVSwitch)
+  fat_tree,  ///< full-bisection switched scale-out (InfiniBand, DCN): like a switch
+};
+std::string_view to_string(Topology topology);
+
+/// One level of the interconnect: NVLink, InfiniBand, TPU ICI, DCN.
+struct NetworkTier {
+  std::string name;  ///< nvlink, ib, ici, dcn
+  Topology topology = Topology::switched;
+  /// One direction. Torus: per link (a device has two links per axis, one each way, so an axis
+  /// carries 2 × this both ways); switched / fat tree: per device egress.
+  BytesPerSecond bandwidth;
+  std::int64_t devices = 0;            ///< devices one domain of this tier spans (0: unbounded)
+  std::int64_t wraparound_size = 0;    ///< torus: axes of this size have wraparound links
+  std::optional<Seconds> hop_latency;  ///< per hop or ring step; absent: bandwidth term only
+  bool in_network_reduction = false;   ///< the switch can reduce (NVLink SHARP)
+  Provenance provenance;
+};
+
+/// A power/clock mode: explicit peaks and bandwidths, else peaks scaled by clock / base clock.
+/// Peaks and bandwidths that replace a hardware's own: a mode's, a variant's, the command line's.
+struct RoofOverrides {
+  std::vector<std::pair<std::string, FlopsPerSecond>> peaks;
+  std::vector<std::pair<std::string, BytesPerSecond>> bandwidths;  ///< memory or network tiers
+};
+
+struct HardwareMode {
+  std::string name;
+  std::optional<Hertz> clock;
+  RoofOverrides overrides;  ///< explicit figures of this mode
+  std::string source;
+};
+
+/// A hardware preset as written in hardware/*.yaml (validated).
+struct HardwareSpec {
+  std::string name;
+  std::string source;
+  std::string file;  ///< the YAML it came from
+  std::optional<Hertz> clock;
+  bool unified_memory = false;
+  std::string vector_path;  ///< compute path that runs elementwise ops (norms, activations)
+  std::vector<ComputePath> compute;
+  std::vector<MemoryTier> memory;
+  std::vector<NetworkTier> network;
+  std::optional<HostMemory> host_memory;  ///< absent: nothing to offload to (or unified memory)
+  std::vector<HardwareMode> modes;
+  std::string default_mode;
+};
+
+/// The roofs of one hardware in one mode: what every cost is measured against.
+struct Roofs {
+  std::string hardware;
+  std::string mode;
+  bool unified_memory = false;
+  std::string vector_path;
+  std::vector<ComputePath> compute;
+  std::vector<MemoryTier> memory;
+  std::vector<NetworkTier> network;
+  std::optional<HostMemory> host_memory;
+
+  [[nodiscard]] const ComputePath* find_path(std::string_view name) const;
+  [[nodiscard]] const NetworkTier* find_network(std::string_view name) const;
+  /// The tiers of "nvlink" or "nvlink+ib" (innermost first); empty if any is missing.
+  [[nodiscard]] std::vector<const NetworkTier*> find_networks(std::string_view names) const;
+  [[nodiscard]] const MemoryTier* find_tier(std::string_view name) const;
+  /// The outermost tier (DRAM/HBM): the one every operand is read from once.
+  [[nodiscard]] const MemoryTier& main_memory() const { return memory.front(); }
+  /// Compute path names, comma-separated, for error messages.
+  [[nodiscard]] std::string path_names() const;
+};
+
+/// Reads the `peaks` ({path: rate}) and `bandwidths` ({tier: rate}) maps of a YAML node, checking
+/// every path and (memory or network) tier against the hardware.
+RoofOverrides parse_roof_overrides(const ConfigNode& node, const HardwareSpec& spec);
+
+/// Builds a HardwareSpec from a parsed YAML document (errors carry file:line:col).
+HardwareSpec parse_hardware(const ConfigNode& document);
+/// Loads and validates a hardware YAML file (parsed through `files` where given).
+HardwareSpec load_hardware(const std::filesystem::path& path, ConfigFiles* files = nullptr);
+
+/// Applies a mode (empty = the default mode) and overrides. Unknown modes, paths and tiers are
+/// InputErrors listing what exists.
+Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode,
+                    const RoofOverrides& overrides = {});
+
+}  // namespace rsim

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+#include "sim/spec/plan.hpp"
+
+#include "sim/spec/config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace rsim {
+namespace {
+
+// "8 over nvlink" → {8, "nvlink"}.
+MeshAxis parse_mesh_axis(const ConfigNode::Entry& entry, const HardwareSpec& hardware) {
+  const ConfigNode& node = entry.value;
+  const std::string text = node.as_string();
+  const std::size_t over = text.find(" over ");
+  std::int64_t size = 0;
+  if (over != std::string::npos) {
+    const auto [end, error] = std::from_chars(text.data(), text.data() + over, size);
+    if (error != std::errc{} || end != text.data() + over) {
+      size = 0;
+    }
+  }
+  if (size < 1) {
+    node.fail(fmt::format("expected \"N over TIER\" (e.g. \"8 over nvlink\"), got \"{}\"", text));
+  }
+  MeshAxis axis{entry.key, size, text.substr(over + 6)};
+  std::vector<std::string> names;
+  for (const NetworkTier& candidate : hardware.network) {
+    names.push_back(candidate.name);
+  }
+  // "nvlink+ib": a hierarchy, innermost first; each inner tier holds whole groups of the axis.
+  std::string_view rest = axis.network;
+  std::int64_t remaining = size;
+  while (size > 1 && !rest.empty()) {
+    const std::size_t plus = rest.find('+');
+    const std::string tier_name(rest.substr(0, plus));
+    rest = plus == std::string_view::npos ? std::string_view() : rest.substr(plus + 1);
+    const NetworkTier* tier = nullptr;
+    for (const NetworkTier& candidate : hardware.network) {
+      tier = candidate.name == tier_name ? &candidate : tier;
+    }
+    if (tier == nullptr) {
+      node.fail(fmt::format("{} has no network tier '{}' (tiers: {})", hardware.name, tier_name,
+                            names.empty() ? std::string("none; it is a single device")
+                                          : fmt::format("{}", fmt::join(names, ", "))));
+    }
+    if (!rest.empty() && tier->devices > 0) {
+      const std::int64_t group = std::min(remaining, tier->devices);
+      if (remaining % group != 0) {
+        node.fail(fmt::format("{} devices do not split into groups of {} on {}", remaining, group,
+                              tier->name));
+      }
+      remaining /= group;
+    }
+  }
+  return axis;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_rules(const ConfigNode& node,
+                                                             const Plan& plan) {
+  std::vector<std::pair<std::string, std::string>> rules;
+  for (const ConfigNode::Entry& entry : node.entries()) {
+    if (entry.value.kind() == ConfigNode::Kind::null) {
+      rules.emplace_back(entry.key, "");  // explicitly replicated
+      continue;
+    }
+    const std::string mesh_axis = entry.value.as_string();
+    if (plan.find_axis(mesh_axis) == nullptr) {
+      entry.value.fail(fmt::format("no mesh axis '{}' in 'mesh'", mesh_axis));
+    }
+    rules.emplace_back(entry.key, mesh_axis);
+  }
+  return rules;
+}
+
+const PlanPreset* find_preset(std::string_view name) {
+  for (const PlanPreset& preset : plan_presets()) {
+    if (preset.name == name) {
+      return &preset;
+    }
+  }
+  return nullptr;
+}
+
+std::string preset_names() {
+  std::vector<std::string_view> names;
+  for (const PlanPreset& preset : plan_presets()) {
+    names.push_back(preset.name);
+  }
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// Tiers carry a domain (8 GPUs on NVLink, 256 v5e chips on ICI): the axes over one tier must fit.
+void check_domains(const ConfigNode& node, const Plan& plan, const HardwareSpec& hardware) {
+  for (const NetworkTier& tier : hardware.network) {
+    std::int64_t devices = 1;
+    for (const MeshAxis& axis : plan.mesh) {
+      // A hierarchical axis ("nvlink+ib") was checked against its inner domains when parsed.
+      devices *= axis.network == tier.name ? axis.size : 1;
+    }
+    if (tier.devices > 0 && devices > tier.devices) {
+      node.fail(fmt::format("the mesh puts {} devices on {}, whose domain is {} devices", devices,
+                            tier.name, tier.devices));
+    }
+  }
+}
+
+}  // namespace
+
+std::int64_t Plan::devices() const {
+  std::int64_t count = 1;
+  for (const MeshAxis& axis : mesh) {
+    count *= axis.size;
+  }
+  return count;
+}
+
+const MeshAxis* Plan::find_axis(std::string_view axis_name) const {
+  for (const MeshAxis& axis : mesh) {
+    if (axis.name == axis_name) {
+      return &axis;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<std::string> Plan::mesh_axis_for(std::string_view logical, bool weight) const {
+  if (weight) {
+    for (const auto& [rule_axis, axis] : weight_rules) {
+      if (rule_axis == logical) {
+        return axis.empty() ? std::nullopt : std::optional<std::string>(axis);
+      }
+    }
+  }
+  for (const auto& [rule_axis, axis] : rules) {
+    if (rule_axis == logical) {
+      return axis.empty() ? std::nullopt : std::optional<std::string>(axis);
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+using Rules = std::vector<std::pair<std::string, std::string>>;
+
+// Rule lists the presets share, in the order they take mesh axes (earlier rules win one).
+Rules concat(std::initializer_list<Rules> parts) {
+  Rules result;
+  for (const Rules& part : parts) {
+    result.insert(result.end(), part.begin(), part.end());
+  }
+  return result;
+}
+
+}  // namespace
+
+const std::vector<PlanPreset>& plan_presets() {
+  const Rules data{{"batch", "data"}};
+  const Rules stages{{"layers", "stage"}};
+  const Rules sequence{{"seq", "model"}};
+  // Megatron-LM: column-parallel Q/KV and gate/up (heads, mlp sharded), row-parallel o_proj
+  // and down_proj (contracting heads / mlp sharded → all-reduce); the LM head by vocab.
+  const Rules tensor{{"heads", "model"},
+                     {"kv_heads", "model"},
+                     {"group", "model"},
+                     {"mlp", "model"},
+                     {"vocab", "model"}};
+  // FSDP / ZeRO-3: each weight's embed axis stored split over 'data', gathered before use.
+  const Rules stored_over_data{{"embed", "data"}};
+  static const std::vector<PlanPreset> kPresets{
+      {"single", "one device", {}, {}},
+      {"data_parallel", "sequences split over 'data'; weights replicated", data, {}},
+      {"megatron_tp", "Megatron tensor parallel over 'model' (heads, mlp, vocab)", tensor, {}},
+      // Megatron sequence parallelism: norms and residuals shard the sequence; the all-reduces
+      // become reduce-scatter + all-gather (rule order: heads and mlp before seq).
+      {"sequence_parallel",
+       "Megatron tensor + sequence parallel over 'model'",
+       concat({tensor, sequence}),
+       {}},
+      {"megatron_tp_dp",
+       "Megatron tensor parallel over 'model', data parallel over 'data'",
+       concat({data, tensor}),
+       {}},
+      {"pipeline_dp",
+       "pipeline stages of L/p layers over 'stage', data parallel over 'data'",
+       concat({data, stages}),
+       {}},
+      {"fsdp", "sequences and weights split over 'data'", data, stored_over_data},
+      // FSDP + TP (scaling book training.md): Megatron TP over 'model', sequences over 'data',
+      // and each weight's embed axis stored split over 'data' too (gathered before use).
+      {"fsdp_tp", "Megatron tensor parallel over 'model', sequences and weight storage over 'data'",
+       concat({data, tensor}), stored_over_data},
+      {"shard_d",
+       "the model width (contracting embed axis) split over 'model'",
+       {{"embed", "model"}},
+       {}},
+      {"shard_batch", "sequences split over 'model'", {{"batch", "model"}}, {}},
+      // 3D parallelism for training (Narayanan et al. 2021, "Efficient Large-Scale Language
+      // Model Training on GPU Clusters Using Megatron-LM", §2-3): Megatron tensor parallelism
+      // over 'model', pipeline stages of L/p layers over 'stage', data parallelism over 'data'
+      // (weights replicated, gradients all-reduced once per step).
+      {"megatron_3d",
+       "Megatron tensor parallel over 'model', pipeline stages over 'stage', data parallel "
+       "over 'data'",
+       concat({data, stages, tensor}),
+       {}},
+      // The same with Megatron sequence parallelism on 'model' (Korthikanti et al. 2022, §4.2.2).
+      {"megatron_3d_sp",
+       "megatron_3d with sequence parallelism on 'model'",
+       concat({data, stages, tensor, sequence}),
+       {}},
+      // megatron_3d with the weights (and so their gradients and optimizer state) also sharded
+      // over 'data' on their embed axis: ZeRO-3 / FSDP across the data-parallel replicas
+      // (Rajbhandari et al. 2020, §5.3), gathered before use, gradients reduce-scattered.
+      {"zero3_3d",
+       "megatron_3d with weights, gradients and optimizer state sharded over 'data' (ZeRO-3)",
+       concat({data, stages, tensor}), stored_over_data},
+      {"zero3_3d_sp", "zero3_3d with sequence parallelism on 'model'",
+       concat({data, stages, tensor, sequence}), stored_over_data},
+      // Expert parallelism (GShard, DeepSpeed-MoE): each device holds E/N experts and the
+      // tokens of B/N sequences (attention is data parallel); the dispatch and the combine of
+      // each MoE block are all-to-alls over 'expert' (scaling book: two AllToAlls per block).
+      {"expert_parallel",
+       "experts and sequences split over 'expert' (MoE: two all-to-alls per block)",
+       {{"batch", "expert"}, {"experts", "expert"}},
+       {}},
+  };
+  return kPresets;
+}
+
+Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware) {
+  Plan plan;
+  if (node.kind() == ConfigNode::Kind::scalar) {
+    if (node.as_string() != "single") {
+      node.fail(
+          fmt::format("a preset over several devices needs a mesh: write "
+                      "{{preset: {}, mesh: {{model: \"8 over nvlink\"}}}}",
+                      node.as_string()));
+    }
+    return plan;
+  }
+  node.allow_only(
+      {"preset", "mesh", "rules", "weight_rules", "in_network_reduction", "zero_stage"});
+  if (const ConfigNode* reduction = node.find("in_network_reduction")) {
+    plan.in_network_reduction = reduction->as_bool();
+  }
+  for (const ConfigNode::Entry& entry : node.at("mesh").entries()) {
+    if (plan.find_axis(entry.key) != nullptr) {
+      throw ConfigError(entry.key_mark, fmt::format("mesh axis '{}' appears twice", entry.key));
+    }
+    plan.mesh.push_back(parse_mesh_axis(entry, hardware));
+  }
+  check_domains(node.at("mesh"), plan, hardware);
+  plan.name = "custom";
+  if (const ConfigNode* preset_node = node.find("preset")) {
+    const PlanPreset* preset = find_preset(preset_node->as_string());
+    if (preset == nullptr) {
+      preset_node->fail(fmt::format("no plan preset '{}' (presets: {})", preset_node->as_string(),
+                                    preset_names()));
+    }
+    plan.name = std::string(preset->name);
+    plan.rules = preset->rules;
+    plan.weight_rules = preset->weight_rules;
+    // A one-axis preset on a one-axis mesh shards over that axis whatever it is called.
+    std::vector<std::string> preset_axes;
+    for (const auto* rules : {&plan.rules, &plan.weight_rules}) {
+      for (const auto& rule : *rules) {
+        if (std::find(preset_axes.begin(), preset_axes.end(), rule.second) == preset_axes.end()) {
+          preset_axes.push_back(rule.second);
+        }
+      }
+    }
+    const bool rename = plan.mesh.size() == 1 && preset_axes.size() == 1;
+    for (auto* rules : {&plan.rules, &plan.weight_rules}) {
+      for (auto& [logical, axis] : *rules) {
+        if (rename) {
+          axis = plan.mesh.front().name;
+        }
+        if (plan.find_axis(axis) == nullptr) {
+          preset_node->fail(
+              fmt::format("preset '{}' shards '{}' over mesh axis '{}', which the mesh lacks",
+                          preset->name, logical, axis));
+        }
+      }
+    }
+  }
+  // Explicit rules override the preset's, key by key.
+  const auto merge = [](auto& into, const auto& from) {
+    for (const auto& rule : from) {
+      bool replaced = false;
+      for (auto& existing : into) {
+        if (existing.first == rule.first) {
+          existing.second = rule.second;
+          replaced = true;
+        }
+      }
+      if (!replaced) {
+        into.push_back(rule);
+      }
+    }
+  };
+  if (const ConfigNode* rules = node.find("rules")) {
+    merge(plan.rules, parse_rules(*rules, plan));
+    plan.name = node.find("preset") != nullptr ? plan.name + "+" : "custom";
+  }
+  if (const ConfigNode* rules = node.find("weight_rules")) {
+    merge(plan.weight_rules, parse_rules(*rules, plan));
+    plan.name = node.find("preset") != nullptr ? plan.name + "+" : "custom";
+  }
+  if (const ConfigNode* zero = node.find("zero_stage")) {
+    plan.zero_stage = zero->as_count();
+    if (plan.zero_stage == 3) {
+      zero->fail(
+          "ZeRO-3 shards the weights themselves: use weight_rules {embed: data} (presets fsdp, "
+          "fsdp_tp, zero3_3d)");
+    }
+    if (plan.zero_stage > 2) {
+      zero->fail("expected 0, 1 (optimizer state sharded over the data axis) or 2 (and gradients)");
+    }
+    if (plan.zero_stage > 0 && !plan.mesh_axis_for("batch", false)) {
+      zero->fail("ZeRO shards over the data-parallel axis: the plan needs a 'batch' rule");
+    }
+  }
+  return plan;
+}
+
+}  // namespace rsim

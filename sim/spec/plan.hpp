@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/spec/hardware.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rsim {
+
+class ConfigNode;
+
+/// One named axis of the device mesh and the network tier its devices talk over.
+struct MeshAxis {
+  std::string name;  ///< e.g. "data", "model"
+  std::int64_t size = 1;
+  std::string network;  ///< a network tier of the hardware
+};
+
+/// A parallelism plan: a device mesh and logical-axis rules (t5x / MaxText / GSPMD style).
+/// `rules` map a logical tensor axis (batch, embed, heads, mlp, ...) to a mesh axis for every
+/// tensor; `weight_rules` override them for weights only (FSDP shards weights, not activations).
+struct Plan {
+  std::string name = "single";  ///< a preset name or "custom"
+  std::vector<MeshAxis> mesh;
+  std::vector<std::pair<std::string, std::string>> rules;
+  std::vector<std::pair<std::string, std::string>> weight_rules;
+  bool in_network_reduction = false;  ///< all-reduce in the switch (NVLink SHARP) where it can
+  /// ZeRO (Rajbhandari et al. 2020) across the data axis (the `batch` rule) in training: 1 shards
+  /// the optimizer state (each replica updates 1/d of every weight: the gradient all-reduce
+  /// becomes a reduce-scatter and the updated weights are all-gathered, the same bytes), 2 also
+  /// the gradients. ZeRO-3 is `weight_rules: {embed: data}`.
+  std::int64_t zero_stage = 0;
+
+  [[nodiscard]] std::int64_t devices() const;
+  [[nodiscard]] const MeshAxis* find_axis(std::string_view name) const;
+  /// The mesh axis a logical axis of a tensor maps to, if any.
+  [[nodiscard]] std::optional<std::string> mesh_axis_for(std::string_view logical,
+                                                         bool weight) const;
+};
+
+/// A preset's rules: single, data_parallel, megatron_tp, sequence_parallel, fsdp, fsdp_tp,
+/// shard_d, shard_batch, the training 3D presets (megatron_3d, megatron_3d_sp, zero3_3d,
+/// zero3_3d_sp: tensor × pipeline × data, the last two ZeRO-3 over data), expert_parallel.
+struct PlanPreset {
+  std::string_view name;
+  std::string_view description;
+  std::vector<std::pair<std::string, std::string>> rules;
+  std::vector<std::pair<std::string, std::string>> weight_rules;
+};
+const std::vector<PlanPreset>& plan_presets();
+
+/// Parses `plan:` — a preset name (one device only: "single"), or a map with `mesh` ({axis: "N
+/// over TIER"}), and `preset` and/or `rules` / `weight_rules`. Validates the tiers, their domain
+/// sizes, and that every rule names a mesh axis. Errors name file:line:col.
+Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware);
+
+}  // namespace rsim

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/base/dtype.hpp"
+#include "sim/base/units.hpp"
+#include "sim/spec/hardware.hpp"
+#include "sim/spec/model.hpp"
+#include "sim/spec/plan.hpp"
+#include "sim/spec/precision.hpp"
+#include "sim/spec/tile.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rsim {
+
+/// Elementwise op families; a scenario may declare some fused into a neighbouring matmul.
+/// `optimizer` is a training step's parameter update (never fused); `routing` an MoE block's
+/// router top-k, dispatch to the experts and weighted combine.
+enum class ElementwiseKind {
+  norm,
+  activation,
+  residual,
+  rope,
+  embedding,
+  softmax,
+  routing,
+  optimizer
+};
+std::string_view to_string(ElementwiseKind kind);
+
+/// What the kernels keep on chip (the fusion assumption behind every byte count).
+struct Fusion {
+  bool attention_fused = true;  ///< FMHA keeps scores on chip; unfused writes and reads them
+  std::vector<ElementwiseKind> into_matmul;  ///< kinds with no DRAM traffic of their own
+  [[nodiscard]] bool is_fused(ElementwiseKind kind) const;
+};
+
+/// Activation recomputation in training (Korthikanti et al. 2022, "Reducing Activation
+/// Recomputation in Large Transformer Models"): none keeps every op's saved input for the
+/// backward pass; selective drops attention's internals and recomputes the attention op; full
+/// keeps only each layer's input and re-runs the whole layer's forward before its backward.
+enum class Recompute { none, selective, full };
+std::string_view to_string(Recompute recompute);
+
+/// The optimizer a training step ends with; it sets the state kept per parameter.
+enum class Optimizer { adam, sgd };
+std::string_view to_string(Optimizer optimizer);
+
+/// A training step (`phase: train`): the global batch is split into microbatches (gradient
+/// accumulation, or the microbatches a pipeline keeps in flight); each runs forward and backward,
+/// gradients are summed locally and reduced once, then the optimizer updates every parameter.
+struct Training {
+  std::int64_t microbatches = 1;  ///< per step, per data-parallel replica
+  Recompute recompute = Recompute::none;
+  Optimizer optimizer = Optimizer::adam;
+  std::int64_t pipeline_interleave = 1;  ///< layer chunks per pipeline stage (Megatron v)
+};
+
+/// What is run: the phase, the batch and (for single-stage models) the sequence length.
+/// prefill: every token of every stage at once; decode: one new token per sequence attending to
+/// `context` cached tokens (one step of autoregressive generation); train: forward, backward and
+/// the optimizer step over `batch` sequences of `seq_len` tokens.
+struct Workload {
+  std::string phase = "prefill";
+  std::int64_t batch = 1;    ///< sequences (train: the global batch of one step)
+  std::int64_t seq_len = 0;  ///< prefill of a single-stage model; composites fix their lengths
+  std::int64_t context = 0;  ///< decode: tokens already in the KV cache (a request's prompt)
+  /// decode: 0 costs one step; N > 0 costs a whole request: the prefill of the `context`-token
+  /// prompt (which emits the first output token), then N decode steps with `context` …
+  /// `context + N − 1` cached tokens (N + 1 output tokens per sequence).
+  std::int64_t decode_steps = 0;
+  Training training;  ///< phase train only
+  /// Sequences one microbatch holds before any data-parallel split: batch / microbatches.
+  [[nodiscard]] std::int64_t microbatch() const { return batch / training.microbatches; }
+};
+
+/// Makes a single-stage decoder's stage one decode step: one new token per sequence against
+/// `context` cached tokens, its K and V joining the cache, the next token's logits computed.
+void set_decode_step(StageSpec& stage, std::int64_t context);
+
+/// A measured time to set beside the bound ("the seed's 63 ms").
+struct Reference {
+  std::string stage;  ///< a stage name, or "" for the whole run
+  Seconds time;
+  std::string source;
+};
+
+/// Matmul groups: the unit of per-batch weights and of the critical batch per group.
+/// attention (qkv_proj, o_proj), mlp (gate_up/up, down), modulation (adaRMSNorm), dense (a
+/// stage's pre/post layers), patch_embed, lm_head, attention_scores (unfused QKᵀ and AV), router
+/// (an MoE block's [D, E] router), experts (its expert gate_up/up and down, batched over experts).
+const std::vector<std::string_view>& matmul_groups();
+
+/// A validated scenario: hardware + mode, model, workload, precision, fusion, references.
+struct Scenario {
+  std::string name;
+  std::string variant;  ///< "" for the baseline, else the variant's name
+  std::string file;
+  HardwareSpec hardware;
+  std::string mode;
+  ModelSpec model;
+  Workload workload;
+  Precision precision;
+  Fusion fusion;
+  std::vector<std::string> per_batch_weights;  ///< matmul groups whose weights have a batch axis
+  Plan plan;                                   ///< the parallelism plan (default: one device)
+  RoofOverrides roof_overrides;                ///< a variant's peaks and bandwidths
+  Bytes host_share;   ///< unified memory kept for the CPU side (Thor): not available to the model
+  TileChoices tiles;  ///< matmul tiles fixed per on-chip tier (`tiles:`); the rest are chosen
+  /// `sweep:` — the grid `rsim sweep` evaluates without --over: ("KEY=VALUES", "file:line:col").
+  std::vector<std::pair<std::string, std::string>> sweep;
+  std::vector<Reference> references;
+  std::vector<std::string> variant_names;  ///< the variants the file declares
+};
+
+/// Overrides given on the command line: `--set key.path=value` entries and `--precision`,
+/// applied to the YAML tree before validation so they are checked like the file's own values;
+/// `variant` applies one of the file's variants first.
+struct ScenarioOverrides {
+  std::vector<std::pair<std::string, std::string>> sets;
+  std::string variant;
+};
+
+/// Loads and validates a scenario file, resolving hardware and model presets; its YAML files
+/// are parsed through `files` where given (many scenarios of the same files: each parsed once).
+Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides = {},
+                       ConfigFiles* files = nullptr);
+
+/// The baseline and every variant the file declares, each fully validated.
+std::vector<Scenario> load_scenario_variants(const std::filesystem::path& path,
+                                             const ScenarioOverrides& overrides = {});
+
+}  // namespace rsim

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+#include "sim/spec/precision.hpp"
+
+#include "sim/base/error.hpp"
+#include "sim/spec/config.hpp"
+#include "test_paths.hpp"
+
+#include <catch2/catch.hpp>
+
+using rsim::DType;
+
+namespace {
+
+rsim::HardwareSpec hardware(const std::string& name) {
+  return rsim::load_hardware(rsim::test::source_path("hardware/" + name + ".yaml"));
+}
+
+rsim::Precision parse(const std::string& yaml, const std::string& hw) {
+  const auto document = rsim::parse_config(yaml, "p.yaml");
+  return rsim::parse_precision(document.at("precision"), hardware(hw));
+}
+
+}  // namespace
+
+TEST_CASE("precision presets name every tensor role and the compute path", "[precision]") {
+  const auto int8_weights = parse("precision: int8_weights\n", "tpu_v5e");
+  CHECK(int8_weights.weights == DType::int8);
+  CHECK(int8_weights.activations == DType::bf16);
+  CHECK(int8_weights.compute == "bf16");  // dequantized in the kernel: the bf16 path
+  const auto int8 = parse("precision: int8\n", "tpu_v5e");
+  CHECK(int8.activations == DType::int8);
+  CHECK(int8.outputs == DType::int8);
+  CHECK(int8.compute == "int8");
+  const auto nvfp4 = parse("precision: nvfp4\n", "thor_t5000");
+  CHECK(nvfp4.weights == DType::nvfp4);
+  CHECK(nvfp4.compute == "fp4");
+  CHECK(nvfp4.kv_cache == DType::fp8);
+  CHECK(rsim::precision_policies().size() == 8);
+}
+
+TEST_CASE("a policy's fields can be overridden, e.g. an int8 KV cache", "[precision]") {
+  const auto precision = parse("precision: {policy: bf16, kv_cache: int8}\n", "h100_sxm");
+  CHECK(precision.policy == "bf16+");
+  CHECK(precision.weights == DType::bf16);
+  CHECK(precision.kv_cache == DType::int8);
+}
+
+TEST_CASE("a precision the hardware lacks is an error, or a fallback when asked", "[precision]") {
+  CHECK_THROWS_WITH(parse("precision: fp8\n", "tpu_v5e"),
+                    "p.yaml:1:12: error: 'precision': Google TPU v5e has no compute path 'fp8' "
+                    "(it has: bf16, int8, fp32); choose another precision or add 'fallback: "
+                    "PATH' to run the matmuls on another path");
+  CHECK_THROWS_WITH(parse("precision: nvfp4\n", "tpu_v5e"),
+                    Catch::Contains("has no compute path 'fp4'"));
+  const auto fallback = parse("precision: {policy: fp8, fallback: bf16}\n", "tpu_v5e");
+  CHECK(fallback.compute == "bf16");
+  CHECK(fallback.requested_compute == "fp8");
+  CHECK(fallback.weights == DType::fp8);  // storage stays fp8: only the compute path falls back
+  CHECK_THAT(rsim::describe(fallback), Catch::Contains("fallback: the hardware has no fp8 path"));
+  CHECK_THROWS_WITH(parse("precision: {policy: fp8, fallback: fp4}\n", "tpu_v5e"),
+                    Catch::Contains("has no compute path 'fp4' either"));
+}
+
+TEST_CASE("unknown policies and dtypes are errors listing the choices", "[precision]") {
+  CHECK_THROWS_WITH(parse("precision: int3\n", "tpu_v5e"),
+                    "p.yaml:1:12: error: 'precision': no precision policy 'int3' (policies: bf16, "
+                    "fp16, int8_weights, int8, fp8, fp4, nvfp4, int4_weights)");
+  CHECK_THROWS_WITH(
+      parse("precision: {weights: int3, activations: bf16, compute: bf16}\n", "tpu_v5e"),
+      Catch::Contains("'precision.weights': expected a dtype"));
+  CHECK_THROWS_WITH(parse("precision: {weights: int8, activations: bf16}\n", "tpu_v5e"),
+                    Catch::Contains("missing required key 'precision.compute'"));
+}
