@@ -67,11 +67,6 @@ struct DecodeRequest {
   }
 };
 
-/// Costs the request of a decode scenario with `decode_steps` > 0 against `roofs` (the scenario's
-/// own, overrides applied). Calls analyze() once for the prefill and two or three times for steps
-/// (or once per step when the step time is not affine in the context).
-DecodeRequest analyze_request(const Scenario& scenario, const Roofs& roofs);
-
 /// The request's prompt: a prefill of `context` tokens per sequence that writes the KV cache.
 Scenario prompt_prefill_scenario(const Scenario& scenario);
 /// One decode step of the request at `context` cached tokens.

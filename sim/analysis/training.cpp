@@ -11,7 +11,7 @@
 namespace rsim {
 
 std::int64_t pipeline_stages(const Plan& plan) {
-  const std::optional<std::string> axis = plan.mesh_axis_for("layers", false);
+  const std::optional<std::string> axis = plan.pipeline_axis();
   return axis ? plan.find_axis(*axis)->size : 1;
 }
 
@@ -19,7 +19,7 @@ namespace {
 
 // FSDP / ZeRO-3: a weight rule stores weights split over the data (`batch`) axis.
 bool weights_stored_over_data(const Plan& plan) {
-  const std::optional<std::string> data_axis = plan.mesh_axis_for("batch", false);
+  const std::optional<std::string> data_axis = plan.data_axis();
   return data_axis && std::any_of(plan.weight_rules.begin(), plan.weight_rules.end(),
                                   [&](const auto& rule) { return rule.second == *data_axis; });
 }
@@ -33,7 +33,7 @@ TrainingMemory training_memory(const Scenario& scenario, const OpGraph& graph,
   // ZeRO-1/2 split the optimizer state (and the gradients) over the data axis, unless the
   // weights themselves already are (ZeRO-3: stored_fraction has it).
   const Plan& plan = scenario.plan;
-  const std::optional<std::string> data_axis = plan.mesh_axis_for("batch", false);
+  const std::optional<std::string> data_axis = plan.data_axis();
   const double zero_share = plan.zero_stage > 0 && data_axis && !weights_stored_over_data(plan)
                                 ? 1.0 / static_cast<double>(plan.find_axis(*data_axis)->size)
                                 : 1.0;
@@ -81,44 +81,6 @@ TrainingMemory training_memory(const Scenario& scenario, const OpGraph& graph,
   const Bytes layer_stack = full ? layer_input * layers + per_layer : per_layer * layers;
   memory.saved_activations = layer_stack * in_flight + head;
   return memory;
-}
-
-std::optional<PipelineSchedule> add_pipeline_bubble(const Scenario& scenario, const OpGraph& graph,
-                                                    const CostTable& table, Bounds& bounds) {
-  const std::int64_t stages = pipeline_stages(scenario.plan);
-  if (stages == 1) {
-    return std::nullopt;
-  }
-  PipelineSchedule schedule;
-  schedule.stages = stages;
-  schedule.microbatches = scenario.workload.training.microbatches;
-  schedule.chunks = scenario.workload.training.pipeline_interleave;
-  double work_lower = 0.0;
-  double work_upper = 0.0;
-  for (std::size_t row = 0; row < table.order.size(); ++row) {
-    if (graph.op(table.order[row]).pass == Pass::optimizer) {
-      continue;
-    }
-    const auto index = static_cast<Eigen::Index>(row);
-    work_lower += table.times.row(index).maxCoeff() * table.counts(index);
-    work_upper += table.times.row(index).sum() * table.counts(index);
-  }
-  const auto idle = static_cast<double>(stages - 1) /
-                    static_cast<double>(schedule.chunks * schedule.microbatches);
-  schedule.bubble_fraction = idle / (1.0 + idle);
-  schedule.work_lower = Seconds(work_lower);
-  schedule.bubble_lower = Seconds(work_lower * idle);
-  schedule.bubble_upper = Seconds(work_upper * idle);
-  // The critical path's share of forward and backward work, taken as the lower bound's.
-  const double total_lower = bounds.total.t_lower.si();
-  const double work_share = total_lower > 0.0 ? work_lower / total_lower : 0.0;
-  schedule.bubble_critical = Seconds(bounds.total.t_critical.si() * work_share * idle);
-  for (Totals* totals : {&bounds.total, &bounds.stages.front().totals}) {
-    totals->t_lower += schedule.bubble_lower;
-    totals->t_upper += schedule.bubble_upper;
-    totals->t_critical += schedule.bubble_critical;
-  }
-  return schedule;
 }
 
 }  // namespace rsim
@@ -257,8 +219,8 @@ std::vector<std::size_t> forward_collectives(const PhaseSums& sums) {
 std::optional<FsdpTpSplit> fsdp_tp_split(const Scenario& scenario, const OpGraph& graph,
                                          const CostTable& table, const Roofs& roofs) {
   const Plan& plan = scenario.plan;
-  const std::optional<std::string> data_axis = plan.mesh_axis_for("batch", false);
-  const std::optional<std::string> tensor_axis = plan.mesh_axis_for("mlp", false);
+  const std::optional<std::string> data_axis = plan.data_axis();
+  const std::optional<std::string> tensor_axis = plan.mesh_axis_for(logical_axis::mlp, false);
   if (!weights_stored_over_data(plan) || !tensor_axis || *tensor_axis == *data_axis) {
     return std::nullopt;
   }
@@ -336,8 +298,8 @@ std::vector<AxisThreshold> training_thresholds(const Scenario& scenario, const O
                                                const CostTable& table, const Roofs& roofs) {
   std::vector<AxisThreshold> result;
   const Plan& plan = scenario.plan;
-  const std::optional<std::string> data_axis = plan.mesh_axis_for("batch", false);
-  const std::optional<std::string> tensor_axis = plan.mesh_axis_for("mlp", false);
+  const std::optional<std::string> data_axis = plan.data_axis();
+  const std::optional<std::string> tensor_axis = plan.mesh_axis_for(logical_axis::mlp, false);
   for (const MeshAxis& mesh : plan.mesh) {
     const bool data = data_axis && mesh.name == *data_axis;
     const bool tensor = tensor_axis && mesh.name == *tensor_axis;

@@ -117,9 +117,4 @@ struct PipelineSchedule {
   Seconds bubble_critical;
 };
 
-/// The schedule of a pipelined run (nullopt without a `layers` rule over > 1 device); its bubble
-/// is added to `bounds` (total and stage), so every bound is a step time.
-std::optional<PipelineSchedule> add_pipeline_bubble(const Scenario& scenario, const OpGraph& graph,
-                                                    const CostTable& table, Bounds& bounds);
-
 }  // namespace rsim

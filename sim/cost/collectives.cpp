@@ -14,14 +14,6 @@
 namespace rsim {
 namespace {
 
-constexpr std::array kKindNames{
-    Named<CollectiveKind>{CollectiveKind::all_gather, "all-gather"},
-    Named<CollectiveKind>{CollectiveKind::reduce_scatter, "reduce-scatter"},
-    Named<CollectiveKind>{CollectiveKind::all_reduce, "all-reduce"},
-    Named<CollectiveKind>{CollectiveKind::all_to_all, "all-to-all"},
-    Named<CollectiveKind>{CollectiveKind::send_recv, "send-recv"},
-};
-
 // One collective on one tier as its cost reads it: the collective's kind, bytes and flags, the
 // axes it spans there, and the tier at `bandwidth` (a hierarchical level's: the tier's, scaled by
 // the devices below it). Views, so that a level is costed without copying the collective (its
@@ -221,12 +213,6 @@ CollectiveCost level_cost(const Level& level, std::int64_t domain, bool describe
 }
 
 }  // namespace
-
-std::string_view to_string(CollectiveKind kind) { return name_of(kind, kKindNames); }
-
-std::optional<CollectiveKind> parse_collective(std::string_view name) {
-  return find_named(name, kKindNames);
-}
 
 CollectiveCost collective_cost(const Collective& collective, const NetworkTier& tier) {
   return level_cost({collective, collective.axes, tier, tier.bandwidth.si()}, tier.devices, true);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sim/base/units.hpp"
+#include "sim/graph/op.hpp"
 #include "sim/spec/hardware.hpp"
 
 #include <cstdint>
@@ -10,21 +11,6 @@
 #include <vector>
 
 namespace rsim {
-
-enum class CollectiveKind { all_gather, reduce_scatter, all_reduce, all_to_all, send_recv };
-std::string_view to_string(CollectiveKind kind);
-std::optional<CollectiveKind> parse_collective(std::string_view name);
-
-/// One collective over one or more mesh axes of one network tier.
-struct Collective {
-  CollectiveKind kind = CollectiveKind::all_gather;
-  /// V: the whole array — gathered (all-gather), unreduced input (reduce-scatter, all-reduce),
-  /// every device's data together (all-to-all); the message (send/recv).
-  Bytes bytes;
-  std::vector<std::int64_t> axes;     ///< devices along each mesh axis the collective spans
-  bool wraparound = true;             ///< torus: the axes have wraparound links
-  bool in_network_reduction = false;  ///< use the switch's reduction (NVLink SHARP), if it has one
-};
 
 /// The time of a collective and how it was derived.
 struct CollectiveCost {

@@ -2,6 +2,7 @@
 #include "sim/cost/cost.hpp"
 
 #include "sim/base/error.hpp"
+#include "sim/cost/collectives.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "sim/analysis/analysis.hpp"
+#include "sim/analysis/request.hpp"
 
 #include <cstdint>
 #include <memory>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "sim/analysis/analysis.hpp"
+#include "sim/analysis/request.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -109,6 +109,7 @@ const std::vector<std::string>& training_axis_orders();
 struct TrainingCandidate {
   TrainingPlan plan;
   std::string mesh;               ///< the mesh axes over one device (size 1 left out)
+  std::string plan_yaml;          ///< the plan as a YAML flow map (what run_args sets)
   std::int64_t microbatch = 1;    ///< b = batch / (m · d) sequences per microbatch and replica
   bool vocab_replicated = false;  ///< the vocabulary does not divide over t: LM head replicated
   Seconds step_lower;
@@ -126,6 +127,11 @@ struct TrainingCandidate {
   Bytes host_bytes;              ///< host memory the offloaded state takes, per device
   double mfu = 0.0;              ///< model FLOPs / (N × peak × step_lower)
 };
+
+/// The arguments that, given to `rsim run SCENARIO` (after the search's own scenario options),
+/// reproduce a ranked plan: its plan and its workload keys as `--set KEY=VALUE` pairs. That run's
+/// step bounds equal the candidate's exactly (both are the schedule stage's on one costing).
+std::vector<std::string> run_args(const TrainingCandidate& candidate);
 
 /// Training plans not costed for one reason; `plans` of them share the plan shown (the others
 /// differ in a dimension the reason does not depend on).

@@ -99,25 +99,6 @@ MeshText place_mesh(const std::vector<NetworkTier>& tiers, const TrainingPlan& p
   return {fmt::format("{}", fmt::join(all, ", ")), fmt::format("{}", fmt::join(shown, ", "))};
 }
 
-// Sums over some rows of a costed table, each row × its count.
-struct RowSums {
-  double lower = 0.0;  // Σ per-op max
-  double upper = 0.0;  // Σ per-op sum
-  double math = 0.0;
-  double memory = 0.0;
-  double network = 0.0;
-
-  void add(const CostTable& table, std::size_t row) {
-    const auto index = static_cast<Eigen::Index>(row);
-    const double count = table.counts(index);
-    lower += table.times.row(index).maxCoeff() * count;
-    upper += table.times.row(index).sum() * count;
-    math += table.times(index, CostTable::kMathColumn) * count;
-    memory += table.times(index, CostTable::kMemoryColumn) * count;
-    network += table.times(index, CostTable::kNetworkColumn) * count;
-  }
-};
-
 // What a search needs to know of the scenario, once.
 struct SearchContext {
   const Scenario& scenario;
@@ -146,6 +127,20 @@ constexpr unsigned kOffloadOptimizer = 4U;
 constexpr unsigned kOffloadAll = 7U;
 
 unsigned offload_masks(const Roofs& roofs) { return roofs.host_memory ? kOffloadAll + 1 : 1U; }
+
+// The scenario keys (workload.*) of a plan's schedule: its interleave, overlaps and offloading.
+Training training_choice(const TrainingPlan& plan, std::int64_t interleave, unsigned offload) {
+  Training choice;
+  choice.microbatches = plan.microbatches;
+  choice.recompute = plan.recompute;
+  choice.pipeline_interleave = interleave;
+  choice.overlap_gradients = plan.overlap_gradients;
+  choice.overlap_tensor = plan.overlap_tensor;
+  choice.offload.weights = (offload & kOffloadWeights) != 0U;
+  choice.offload.activations = (offload & kOffloadActivations) != 0U;
+  choice.offload.optimizer = (offload & kOffloadOptimizer) != 0U;
+  return choice;
+}
 
 // Tensor-axis collectives run after their matmuls, or overlapped with them: the latter needs
 // sequence parallelism (its all-gathers and reduce-scatters are what a ring step splits).
@@ -219,99 +214,6 @@ struct TaskResult {
   std::int64_t costed = 0;
 };
 
-// One costing's sums that every derived plan reads: per pass group (forward; backward with the
-// recomputation; optimizer), the ops' lower and upper bounds, the tensor axis's all-gathers and
-// reduce-scatters, and the matmuls they can hide under.
-struct PassSums {
-  double lower = 0.0;
-  double sends = 0.0;               // lower bound of the stage-boundary sends (once per chunk)
-  double tensor_collectives = 0.0;  // lower bound (T_net) of the tensor axis's AG / RS
-  double matmuls = 0.0;             // lower bound of the matmuls
-};
-
-// What offloading moves and keeps, per device, for one costing (every choice derives from it).
-struct OffloadBytes {
-  double weights = 0.0;          // the held layers' weights
-  double optimizer = 0.0;        // the held layers' optimizer state
-  double activations = 0.0;      // all layers' saved activations, every microbatch in flight
-  double per_microbatch = 0.0;   // saved activations one microbatch writes over the held layers
-  double resident_share = 1.0;   // of the layers' weights / state kept in HBM: min(1, 2/ℓ)
-  double hbm_activations = 0.0;  // saved activations left in HBM when they are offloaded
-};
-
-// The sums of one costing that every plan derived from it reads.
-struct CostingSums {
-  RowSums sends;                 // the stage-boundary sends
-  RowSums work;                  // every row but the optimizer's
-  RowSums gradients;             // the data axis's weight-gradient reductions
-  double backward_device = 0.0;  // the backward pass's device work (Σ max(T_math, T_mem))
-  PassSums forward;
-  PassSums backward;  // with the recomputation
-  double optimizer_lower = 0.0;
-};
-
-CostingSums sum_costing(const RunResult& run) {
-  // The stage-boundary sends run once per microbatch and chunk; the pipelined work is every
-  // row but the optimizer's (add_pipeline_bubble). The weight gradients' reductions over the
-  // data axis (all-reduce, or reduce-scatter under ZeRO) and the backward pass's device work
-  // decide what overlapping them can hide.
-  CostingSums sums;
-  for (std::size_t row = 0; row < run.table.order.size(); ++row) {
-    const Op& op = run.graph.op(run.table.order[row]);
-    const auto index = static_cast<Eigen::Index>(row);
-    const double row_lower = run.table.times.row(index).maxCoeff() * run.table.counts(index);
-    const bool collective = op.kind == OpKind::collective;
-    const bool send = collective && op.collective.kind == CollectiveKind::send_recv &&
-                      op.name.starts_with("pipeline.");
-    if (send) {
-      sums.sends.add(run.table, row);
-    }
-    if (op.pass == Pass::optimizer) {
-      sums.optimizer_lower += row_lower;
-      continue;
-    }
-    sums.work.add(run.table, row);
-    PassSums& group = op.pass == Pass::forward ? sums.forward : sums.backward;
-    group.lower += row_lower;
-    if (send) {
-      group.sends += row_lower;
-    }
-    if (collective && op.mesh_axis == "model" &&
-        (op.collective.kind == CollectiveKind::all_gather ||
-         op.collective.kind == CollectiveKind::reduce_scatter)) {
-      group.tensor_collectives += row_lower;
-    }
-    if (op.kind == OpKind::matmul) {
-      group.matmuls += row_lower;
-    }
-    if (collective && op.pass == Pass::backward && op.mesh_axis == "data" &&
-        (op.collective.kind == CollectiveKind::all_reduce ||
-         op.collective.kind == CollectiveKind::reduce_scatter)) {
-      sums.gradients.add(run.table, row);
-    }
-    if (!collective && op.pass == Pass::backward) {
-      sums.backward_device += device_time(run.table, index) * run.table.counts(index);
-    }
-  }
-  return sums;
-}
-
-// What offloading moves and keeps for one costing: the layers' share of the weights and
-// optimizer state, and the saved activations by layer.
-OffloadBytes offload_bytes(const RunResult& run, double layer_share) {
-  const TrainingMemory& saved = *run.training_memory;
-  OffloadBytes offload;
-  offload.weights = run.footprint.weights.si() * layer_share;
-  offload.optimizer = run.footprint.optimizer_state.si() * layer_share;
-  offload.activations = saved.layer_saved.si() * saved.layers * saved.in_flight;
-  offload.per_microbatch = saved.layer_saved.si() * saved.layers;
-  offload.resident_share = std::min(1.0, 2.0 / std::max(saved.layers, 1.0));
-  // Offloaded, HBM keeps the head's, one layer's being written or read and the next one's in
-  // flight over the link, and full recomputation's working set.
-  offload.hbm_activations = (saved.layer_saved * 2.0 + saved.recompute_working + saved.head).si();
-  return offload;
-}
-
 class TrainingSearcher {
  public:
   explicit TrainingSearcher(const SearchContext& context) : context_(context) {}
@@ -331,14 +233,15 @@ class TrainingSearcher {
     const MeshText mesh = place_mesh(context_.roofs.network, shape);
     Plan plan;
     const bool vocab_replicated = context_.vocab > 0 && context_.vocab % shape.tensor != 0;
+    // The plan as `rsim run --set plan=…` takes it (run_args), parsed as that run parses it.
+    const std::string plan_text =
+        fmt::format("{{preset: {}, mesh: {{{}}}{}{}}}", shape.preset(), mesh.parse,
+                    vocab_replicated ? ", rules: {vocab: null}" : "",
+                    shape.zero_stage == 1 || shape.zero_stage == 2
+                        ? fmt::format(", zero_stage: {}", shape.zero_stage)
+                        : std::string());
     try {
-      const ConfigNode node =
-          parse_config(fmt::format("{{preset: {}, mesh: {{{}}}{}{}}}", shape.preset(), mesh.parse,
-                                   vocab_replicated ? ", rules: {vocab: null}" : "",
-                                   shape.zero_stage == 1 || shape.zero_stage == 2
-                                       ? fmt::format(", zero_stage: {}", shape.zero_stage)
-                                       : std::string()),
-                       "search");
+      const ConfigNode node = parse_config(plan_text, "search");
       plan = parse_plan(node, context_.scenario.hardware);
     } catch (const InputError& error) {
       reject_all(kMeshReason, error.what());
@@ -410,8 +313,8 @@ class TrainingSearcher {
              all_v});
         continue;
       }
-      const Outcome outcome =
-          cost(point, plan, mesh.display, vocab_replicated, chunks, cache, result, board);
+      const Outcome outcome = cost(point, plan, plan_text, mesh.display, vocab_replicated, chunks,
+                                   cache, result, board);
       if (context_.prune && outcome.unfit) {
         too_big = outcome.unfit;
         too_big_m = point.microbatches;
@@ -431,33 +334,11 @@ class TrainingSearcher {
     std::optional<std::string> undivided;  // why the plan does not divide the model
   };
 
-  // The HBM footprint and the host bytes of one offloading choice.
-  static Footprint offloaded_footprint(const Footprint& footprint, const OffloadBytes& bytes,
-                                       unsigned mask) {
-    Footprint resident = footprint;
-    const double streamed = 1.0 - bytes.resident_share;
-    if ((mask & kOffloadWeights) != 0U) {
-      resident.weights = resident.weights - Bytes(bytes.weights * streamed);
-    }
-    if ((mask & kOffloadOptimizer) != 0U) {
-      resident.optimizer_state = resident.optimizer_state - Bytes(bytes.optimizer * streamed);
-    }
-    if ((mask & kOffloadActivations) != 0U) {
-      resident.activations = Bytes(std::min(resident.activations.si(), bytes.hbm_activations));
-    }
-    return resident;
-  }
-
-  static double host_bytes(const OffloadBytes& bytes, unsigned mask) {
-    return ((mask & kOffloadWeights) != 0U ? bytes.weights : 0.0) +
-           ((mask & kOffloadOptimizer) != 0U ? bytes.optimizer : 0.0) +
-           ((mask & kOffloadActivations) != 0U ? bytes.activations : 0.0);
-  }
-
   // Costs one plan at v = 1 and derives every v and variant.
-  Outcome cost(const TrainingPlan& point, const Plan& plan, const std::string& mesh,
-               bool vocab_replicated, const std::vector<std::int64_t>& chunks, TileCache& cache,
-               TaskResult& result, Leaderboard& board) const {
+  Outcome cost(const TrainingPlan& point, const Plan& plan, const std::string& plan_text,
+               const std::string& mesh, bool vocab_replicated,
+               const std::vector<std::int64_t>& chunks, TileCache& cache, TaskResult& result,
+               Leaderboard& board) const {
     const std::int64_t per_v = variants(point, context_.roofs);
     const auto all_v = static_cast<std::int64_t>(chunks.size()) * per_v;
     Scenario scenario = context_.scenario;
@@ -466,6 +347,9 @@ class TrainingSearcher {
     training.microbatches = point.microbatches;
     training.recompute = point.recompute;
     training.pipeline_interleave = 1;
+    training.overlap_gradients = false;
+    training.overlap_tensor = false;
+    training.offload = {};
     std::optional<RunResult> run;
     try {
       ++result.analyses;
@@ -474,11 +358,10 @@ class TrainingSearcher {
       result.rejected.push_back({point, std::string(kModelReason), error.what(), all_v});
       return {std::nullopt, error.what()};
     }
-    const double microbatches = static_cast<double>(point.microbatches);
-    const OffloadBytes offload = offload_bytes(*run, context_.layer_share);
+    const ScheduleInputs& inputs = *run->schedule;
     const unsigned masks = offload_masks(context_.roofs);
-    const Footprint smallest =
-        offloaded_footprint(run->footprint, offload, masks > 1 ? kOffloadAll : 0U);
+    Training choice = training_choice(point, 1, masks > 1 ? kOffloadAll : 0U);
+    const Footprint smallest = schedule_step(inputs, choice).footprint;
     if (!smallest.fits()) {
       result.rejected.push_back(
           {point, std::string(kMemoryReason),
@@ -492,156 +375,73 @@ class TrainingSearcher {
            all_v});
       return {smallest, std::nullopt};
     }
-    const auto [sends, work, gradients, backward_device, forward, backward, optimizer_lower] =
-        sum_costing(*run);
-    // Overlapped (PyTorch DDP's bucketed all-reduce, Megatron's overlap_grad_reduce): the
-    // reductions start layer by layer during the last microbatch's backward, after which the
-    // step's gradients are complete; what that backward cannot cover stays exposed, and never
-    // less than the last layer's share (its gradient is ready only at the end):
-    // exposed = max(G/ℓ, G − B/m), G the reductions' time, B the step's backward device time,
-    // ℓ the layers one device holds.
-    const double layers_held =
-        static_cast<double>(context_.layers) / static_cast<double>(point.pipeline);
-    const double exposed_overlapped = std::max(gradients.network / layers_held,
-                                               gradients.network - backward_device / microbatches);
-    const double gradients_hidden = gradients.network - exposed_overlapped;
-    // Collective matmul (scaling book sharding.md; Wang et al. 2023): a ring all-gather or
-    // reduce-scatter over t devices split into t − 1 steps, each under one of the t chunks of its
-    // matmul; one chunk has no transfer to hide, so a pair takes G/t + max((t−1)·G/t, C) and
-    // exposes max(0, C − (t−1)/t·G) of its C. Summed over a pass's collectives and matmuls.
-    const double ring = static_cast<double>(point.tensor - 1) / static_cast<double>(point.tensor);
-    const auto tensor_hidden = [&](const PassSums& sums) {
-      return sums.tensor_collectives - std::max(0.0, sums.tensor_collectives - ring * sums.matmuls);
-    };
-    const double hidden_forward = tensor_hidden(forward);
-    const double hidden_backward = tensor_hidden(backward);
-    const Totals& total = run->bounds.total;
-    const double bubble_lower = run->pipeline ? run->pipeline->bubble_lower.si() : 0.0;
-    const double bubble_upper = run->pipeline ? run->pipeline->bubble_upper.si() : 0.0;
-    const double ops_lower = total.t_lower.si() - bubble_lower;
-    const double ops_upper = total.t_upper.si() - bubble_upper;
-    const std::int64_t stages = point.pipeline;
-    // Without host memory only the no-offload choice exists and moves 0 bytes (over any rate).
-    const double host_bandwidth =
-        context_.roofs.host_memory ? context_.roofs.host_memory->bandwidth.si() : 1.0;
-    const double host_capacity =
-        context_.roofs.host_memory ? context_.roofs.host_memory->capacity.si() : 0.0;
     const std::int64_t derived_per_mask = overlap_options(point) * tensor_options(point);
+    // Every derived plan is the schedule stage's (analysis/schedule.hpp) on this one costing:
+    // what `rsim run` computes for the same scenario keys.
     for (const std::int64_t chunk : chunks) {
       TrainingPlan plan_v = point;
       plan_v.interleave = chunk;
-      if (chunk > 1 && point.microbatches % stages != 0) {
+      if (chunk > 1 && point.microbatches % point.pipeline != 0) {
         result.rejected.push_back(
             {plan_v, std::string(kInterleaveReason),
-             fmt::format("{} microbatches over {} stages", point.microbatches, stages), per_v});
+             fmt::format("{} microbatches over {} stages", point.microbatches, point.pipeline),
+             per_v});
         continue;
       }
-      // v chunks per stage: v times the sends; each device idles (p − 1)/(v·m) of its work
-      // (Narayanan et al. 2021, §2.2.2).
-      const double extra = static_cast<double>(chunk - 1);
-      const double idle = stages > 1 ? static_cast<double>(stages - 1) /
-                                           static_cast<double>(chunk * point.microbatches)
-                                     : 0.0;
-      // A pass's ops with its v − 1 extra chunks' sends.
-      const double forward_ops = forward.lower + extra * forward.sends;
-      const double backward_ops = backward.lower + extra * backward.sends;
       for (unsigned mask = 0; mask < masks; ++mask) {
         plan_v.overlap_gradients = false;
         plan_v.overlap_tensor = false;
         plan_v.offload_weights = (mask & kOffloadWeights) != 0U;
         plan_v.offload_activations = (mask & kOffloadActivations) != 0U;
         plan_v.offload_optimizer = (mask & kOffloadOptimizer) != 0U;
-        const Footprint footprint = offloaded_footprint(run->footprint, offload, mask);
-        const double host = host_bytes(offload, mask);
-        if (!footprint.fits() || host > host_capacity) {
-          const bool main = !footprint.fits();
+        choice = training_choice(plan_v, chunk, mask);
+        const StepTimes stored = schedule_step(inputs, choice);
+        if (!stored.footprint.fits() || stored.host_bytes > inputs.host_capacity) {
+          const bool main = !stored.footprint.fits();
           result.rejected.push_back(
               {plan_v, std::string(main ? kMemoryReason : kHostMemoryReason),
                main ? fmt::format("needs {} per device offloading {}, has {}",
-                                  bytes_text(footprint.total()), plan_v.offloaded(),
-                                  bytes_text(footprint.capacity))
+                                  bytes_text(stored.footprint.total()), plan_v.offloaded(),
+                                  bytes_text(stored.footprint.capacity))
                     : fmt::format("offloading {} needs {} of host memory per device, has {}",
-                                  plan_v.offloaded(), bytes_text(Bytes(host)),
-                                  bytes_text(Bytes(host_capacity))),
+                                  plan_v.offloaded(), bytes_text(Bytes(stored.host_bytes)),
+                                  bytes_text(Bytes(inputs.host_capacity))),
                derived_per_mask});
           continue;
         }
-        // The host link, busiest direction per pass (it is full duplex): the forward pass
-        // reads each held layer's weights in and writes its saved activations out, per
-        // microbatch; the backward pass reads both back; the optimizer step reads and writes
-        // the offloaded weights and optimizer state once.
-        const double weights_in = plan_v.offload_weights ? microbatches * offload.weights : 0.0;
-        const double activations_moved =
-            plan_v.offload_activations ? microbatches * offload.per_microbatch : 0.0;
-        const double host_forward = std::max(weights_in, activations_moved) / host_bandwidth;
-        const double host_backward = (weights_in + activations_moved) / host_bandwidth;
-        const double host_optimizer = ((plan_v.offload_weights ? offload.weights : 0.0) +
-                                       (plan_v.offload_optimizer ? offload.optimizer : 0.0)) /
-                                      host_bandwidth;
         for (std::int64_t tensor_choice = 0; tensor_choice < tensor_options(point);
              ++tensor_choice) {
           plan_v.overlap_tensor = tensor_choice == 1;
-          const double hidden_f = plan_v.overlap_tensor ? hidden_forward : 0.0;
-          const double hidden_b = plan_v.overlap_tensor ? hidden_backward : 0.0;
-          // Each pass takes the longer of its ops and its host transfers (the lower bound
-          // overlaps them; the upper bound adds them). The tensor and the gradient overlaps
-          // each hide network time under device work; where both axes share a link their
-          // traffic is not summed against it (a lower bound may take both).
-          const double forward_time = std::max(forward_ops - hidden_f, host_forward);
-          const double backward_time = std::max(backward_ops - hidden_b, host_backward);
-          const double optimizer_time = std::max(optimizer_lower, host_optimizer);
-          const double pipelined_change =
-              (forward_time - forward_ops) + (backward_time - backward_ops);
-          const double bubble = (work.lower + pipelined_change + extra * sends.lower) * idle;
-          // What the tensor overlap takes off the forward pass: none where its host link holds
-          // it anyway.
-          const double tensor_saved_forward =
-              std::max(0.0, std::min(hidden_f, forward_ops - host_forward));
-          const double host_time = host_forward + host_backward + host_optimizer;
           for (std::int64_t gradient_choice = 0; gradient_choice < overlap_options(point);
                ++gradient_choice) {
             plan_v.overlap_gradients = gradient_choice == 1;
-            // And off the backward pass, past the gradient reductions it also hides.
-            const double backward_left =
-                backward_ops - (plan_v.overlap_gradients ? gradients_hidden : 0.0);
-            const double tensor_saved =
-                tensor_saved_forward +
-                std::max(0.0, std::min(hidden_b, backward_left - host_backward));
+            choice.overlap_tensor = plan_v.overlap_tensor;
+            choice.overlap_gradients = plan_v.overlap_gradients;
+            const StepTimes times = schedule_step(inputs, choice);
             ++result.costed;
-            // The hidden reductions shorten the backward pass, down to its host transfers.
-            const double gradient_change =
-                plan_v.overlap_gradients
-                    ? std::max(backward_ops - hidden_b - gradients_hidden, host_backward) -
-                          backward_time
-                    : 0.0;
-            const double step_lower = ops_lower + pipelined_change + gradient_change +
-                                      (optimizer_time - optimizer_lower) + extra * sends.lower +
-                                      bubble;
-            const double step_upper =
-                ops_upper + extra * sends.upper + (work.upper + extra * sends.upper) * idle +
-                (host_forward + host_backward) * (1.0 + idle) + host_optimizer;
-            if (!board.admits(step_lower, step_upper, plan_v)) {
+            if (!board.admits(times.step_lower, times.step_upper, plan_v)) {
               continue;
             }
             TrainingCandidate candidate;
             candidate.plan = plan_v;
             candidate.mesh = mesh;
+            candidate.plan_yaml = plan_text;
             candidate.microbatch =
                 context_.scenario.workload.batch / (point.microbatches * point.data);
             candidate.vocab_replicated = vocab_replicated;
-            candidate.bubble = Seconds(bubble);
-            candidate.bubble_fraction = idle / (1.0 + idle);
-            candidate.step_lower = Seconds(step_lower);
-            candidate.step_upper = Seconds(step_upper);
-            candidate.t_math = Seconds(total.t_math.si() + extra * sends.math);
-            candidate.t_mem = Seconds(total.t_mem.si() + extra * sends.memory);
-            candidate.t_net = Seconds(total.t_net.si() + extra * sends.network);
-            candidate.t_host = Seconds(host_time);
-            candidate.tensor_hidden = Seconds(tensor_saved);
-            candidate.footprint = footprint;
-            candidate.host_bytes = Bytes(host);
-            candidate.mfu = context_.model_flops /
-                            (static_cast<double>(context_.devices) * context_.peak * step_lower);
+            candidate.bubble = Seconds(times.bubble);
+            candidate.bubble_fraction = times.bubble_fraction;
+            candidate.step_lower = Seconds(times.step_lower);
+            candidate.step_upper = Seconds(times.step_upper);
+            candidate.t_math = Seconds(times.t_math);
+            candidate.t_mem = Seconds(times.t_mem);
+            candidate.t_net = Seconds(times.t_net);
+            candidate.t_host = Seconds(times.t_host);
+            candidate.tensor_hidden = Seconds(times.tensor_hidden);
+            candidate.footprint = times.footprint;
+            candidate.host_bytes = Bytes(times.host_bytes);
+            candidate.mfu = context_.model_flops / (static_cast<double>(context_.devices) *
+                                                    context_.peak * times.step_lower);
             board.add(std::move(candidate));
           }
         }
@@ -738,6 +538,26 @@ std::string TrainingPlan::offloaded() const {
     }
   }
   return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, "+"));
+}
+
+std::vector<std::string> run_args(const TrainingCandidate& candidate) {
+  const TrainingPlan& plan = candidate.plan;
+  std::vector<std::string_view> offloaded;
+  for (const auto& [chosen, name] : {std::pair{plan.offload_weights, "weights"},
+                                     std::pair{plan.offload_activations, "activations"},
+                                     std::pair{plan.offload_optimizer, "optimizer"}}) {
+    if (chosen) {
+      offloaded.emplace_back(name);
+    }
+  }
+  const auto flag = [](bool value) { return value ? "true" : "false"; };
+  return {"--set", "plan=" + candidate.plan_yaml,
+          "--set", fmt::format("workload.microbatches={}", plan.microbatches),
+          "--set", fmt::format("workload.recompute={}", to_string(plan.recompute)),
+          "--set", fmt::format("workload.pipeline_interleave={}", plan.interleave),
+          "--set", fmt::format("workload.overlap_gradients={}", flag(plan.overlap_gradients)),
+          "--set", fmt::format("workload.overlap_tensor={}", flag(plan.overlap_tensor)),
+          "--set", fmt::format("workload.offload=[{}]", fmt::join(offloaded, ", "))};
 }
 
 std::string TrainingPlan::label() const {

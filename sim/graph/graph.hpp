@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "sim/base/dtype.hpp"
-#include "sim/base/units.hpp"
-#include "sim/cost/collectives.hpp"
-#include "sim/spec/model.hpp"
-#include "sim/spec/scenario.hpp"
+#include "sim/graph/op.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
 
@@ -16,84 +12,6 @@
 #include <vector>
 
 namespace rsim {
-
-/// One named logical axis of a tensor: batch, seq, kv_seq, embed, heads, kv_heads, head_dim,
-/// qkv_heads, gate_up, mlp, vocab, patch, cond, features; MoE blocks add router (one logit per
-/// expert), topk, experts and expert_tokens (the rows each expert runs). The parallel plans shard
-/// by these names.
-struct Axis {
-  std::string name;
-  std::int64_t size = 1;
-};
-
-enum class TensorRole { activation, weight, kv_cache };
-std::string_view to_string(TensorRole role);
-
-/// A tensor an op reads or writes, with its logical shape and storage dtype.
-struct Tensor {
-  std::string name;
-  std::vector<Axis> axes;
-  DType dtype = DType::bf16;
-  TensorRole role = TensorRole::activation;
-
-  [[nodiscard]] std::int64_t elements() const;
-  [[nodiscard]] Bytes bytes() const;  ///< elements × bytes per element
-  [[nodiscard]] bool has_axis(std::string_view axis_name) const;
-  /// "[batch=1, seq=968, embed=2048]"
-  [[nodiscard]] std::string shape() const;
-};
-
-enum class OpKind { matmul, attention, elementwise, embedding_gather, kv_cache_write, collective };
-std::string_view to_string(OpKind kind);
-
-/// The pass of a training step an op belongs to (inference graphs are all forward).
-enum class Pass { forward, recompute, backward, optimizer };
-std::string_view to_string(Pass pass);
-
-/// The shape of one fused attention (FMHA: the scores stay on chip): queries of this stage against
-/// keys of this stage plus any cache.
-struct AttentionShape {
-  AttentionMask mask = AttentionMask::causal;
-  std::int64_t batch = 0;          ///< sequences
-  std::int64_t query_tokens = 0;   ///< tokens of this stage
-  std::int64_t cached_tokens = 0;  ///< tokens of an earlier stage read from the KV cache
-  std::int64_t heads = 0;          ///< query heads
-  std::int64_t head_dim = 0;
-  double flops_scale = 1.0;  ///< a backward pass's FLOPs over the forward's (FlashAttention-2: 2.5)
-  /// Key/value tokens each query can see: cached + this stage's.
-  [[nodiscard]] std::int64_t kv_tokens() const { return cached_tokens + query_tokens; }
-};
-
-/// One operation of the graph. Identical ops (the same op in each of L layers, in each of S
-/// steps) are one Op with count = L·S: costed once, multiplied (keeps rsim fast).
-struct Op {
-  std::string name;   ///< e.g. "qkv_proj"
-  std::string stage;  ///< e.g. "prefix"
-  std::string block;  ///< "embed", "layer", "head" or "optimizer"
-  std::int64_t count = 1;
-  OpKind kind = OpKind::elementwise;
-  Pass pass = Pass::forward;
-  /// Instances whose outputs are summed locally before one reduction: a weight gradient over the
-  /// microbatches of a step, so its data-parallel reduction runs count / accumulated times.
-  std::int64_t accumulated = 1;
-  std::vector<Tensor> inputs;
-  std::vector<Tensor> outputs;
-  std::string compute_path;  ///< matmuls: the precision's path; elementwise: the vector path
-  std::string group;         ///< matmuls: attention, mlp, modulation, dense, ... (matmul_groups)
-  // Elementwise ops.
-  ElementwiseKind elementwise = ElementwiseKind::norm;
-  double flops_per_element = 0.0;  ///< per output element (see graph.cpp for each value's origin)
-  bool fused = false;              ///< fused into a matmul: no DRAM traffic of its own
-  // Attention ops.
-  AttentionShape attention;
-  // Collective ops (inserted by a parallel plan).
-  Collective collective;
-  std::string network;    ///< the network tier the collective runs on
-  std::string mesh_axis;  ///< the plan's mesh axis the collective spans
-
-  /// "prefix/layer/qkv_proj"
-  [[nodiscard]] std::string qualified_name() const;
-};
 
 /// The op graph: a DAG of ops whose edges carry tensors from producer to consumer.
 class OpGraph {
@@ -137,22 +55,5 @@ class OpGraph {
  private:
   std::unique_ptr<Graph> graph_ = std::make_unique<Graph>();
 };
-
-/// Builds the op graph of a scenario's model for its workload, precision and fusion.
-OpGraph build_graph(const Scenario& scenario);
-
-/// One X·W matmul on one device, X[batch=B, embed=D] · W[embed=D, mlp=F] → [batch, mlp]; with
-/// per-batch weights W is [batch=B, embed=D, mlp=F] (scaling book roofline Q4).
-struct MatmulShape {
-  std::int64_t batch = 1;
-  std::int64_t contract = 1;
-  std::int64_t out = 1;
-  DType input = DType::bf16;
-  DType weights = DType::bf16;
-  DType output = DType::bf16;
-  std::string compute_path;
-  bool per_batch_weights = false;
-};
-Op make_matmul(const MatmulShape& shape);
 
 }  // namespace rsim

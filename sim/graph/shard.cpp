@@ -43,7 +43,7 @@ struct KvSplit {
 // divide the kv_heads rule's mesh axis but divides its size.
 std::vector<KvSplit> kv_splits(const OpGraph& graph, const Plan& plan) {
   std::vector<KvSplit> result;
-  const std::optional<std::string> mesh_name = plan.mesh_axis_for("kv_heads", false);
+  const std::optional<std::string> mesh_name = plan.mesh_axis_for(logical_axis::kv_heads, false);
   if (!mesh_name) {
     return result;
   }
@@ -186,7 +186,7 @@ class Sharder {
         take(index, mesh);
       }
     };
-    const std::optional<std::string> data_axis = plan_.mesh_axis_for("batch", false);
+    const std::optional<std::string> data_axis = plan_.data_axis();
     if (op.pass == Pass::optimizer && plan_.zero_stage > 0 && data_axis) {
       // ZeRO: each data replica keeps and updates 1/d of every weight's optimizer state.
       assign({{"embed", *data_axis}});
@@ -345,7 +345,7 @@ class Sharder {
         sequences = axis_of_tensor.name == "batch" ? axis_of_tensor.size : sequences;
       }
     }
-    const std::optional<std::string> batch_mesh = plan_.mesh_axis_for("batch", false);
+    const std::optional<std::string> batch_mesh = plan_.data_axis();
     if (sequences == 0 || batch_mesh == split.mesh) {
       note(heads);
       return false;
@@ -399,8 +399,9 @@ void clear_axis(Layout& layout, const Tensor& tensor, const std::string& axis,
 }
 
 // A collective over `mesh` (a mesh axis, or a part of one: then `mesh_axis` names the axis).
-Op collective_op(const Op& op, CollectiveKind kind, const std::string& suffix, Bytes bytes,
-                 const MeshAxis& mesh, const Plan& plan, const std::string& mesh_axis = {}) {
+Op collective_op(const Op& op, CollectiveKind kind, CollectiveRole role, const std::string& suffix,
+                 Bytes bytes, const MeshAxis& mesh, const Plan& plan,
+                 const std::string& mesh_axis = {}) {
   Op result;
   result.name = fmt::format("{}.{}", op.name, suffix);
   result.stage = op.stage;
@@ -411,6 +412,7 @@ Op collective_op(const Op& op, CollectiveKind kind, const std::string& suffix, B
   result.pass = op.pass;
   result.compute_path = op.compute_path;
   result.collective.kind = kind;
+  result.role = role;
   result.collective.bytes = bytes;
   result.collective.axes = {mesh.size};
   result.collective.in_network_reduction = plan.in_network_reduction;
@@ -470,12 +472,15 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
       // reduce-scattered over the data axis (the update all-gathers the new weights after).
       const Plan& plan = sharder.plan();
       const bool zero_gradient = plan.zero_stage > 0 && op.pass == Pass::backward &&
-                                 output.role == TensorRole::weight &&
-                                 plan.mesh_axis_for("batch", false) == mesh.name;
+                                 output.role == TensorRole::weight && plan.data_axis() == mesh.name;
       const bool scatter = !out_axis.empty() || zero_gradient;
+      // A weight's gradient summed over the replicas, or an activation's partial sums.
+      const CollectiveRole role = op.pass == Pass::backward && output.role == TensorRole::weight
+                                      ? CollectiveRole::gradient_reduction
+                                      : CollectiveRole::tensor;
       result.after.push_back(
           collective_op(op, scatter ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-                        scatter ? "reduce_scatter" : "all_reduce", Bytes(0.0), mesh, plan,
+                        role, scatter ? "reduce_scatter" : "all_reduce", Bytes(0.0), mesh, plan,
                         sharder.mesh_of(mesh.name)));
       reductions.emplace_back(result.after.size() - 1, mesh.name);
       // A gradient summed over a step's microbatches is reduced once per step.
@@ -492,7 +497,8 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
     if ((w_contracting && !x_contracting) || (storage_only && x_axis != w_axis)) {
       // Case 2 on the weight, or a storage-sharded weight: gather it before use.
       clear_axis(layouts[1], op.inputs[1], w_axis, mesh.name);
-      result.prefetch.push_back(collective_op(op, CollectiveKind::all_gather, "all_gather_weight",
+      result.prefetch.push_back(collective_op(op, CollectiveKind::all_gather,
+                                              CollectiveRole::weight_gather, "all_gather_weight",
                                               sharder.local(op.inputs[1], layouts[1]).bytes(), mesh,
                                               sharder.plan(), sharder.mesh_of(mesh.name)));
     } else if (x_contracting || (!x_axis.empty() && !w_axis.empty() && x_axis != w_axis)) {
@@ -500,7 +506,8 @@ ShardedOp shard_matmul(const Op& op, const Sharder& sharder) {
       // mesh axis along different non-contracting axes): gather the activation, keeping the
       // weight sharded.
       clear_axis(layouts[0], op.inputs[0], x_axis, mesh.name);
-      result.before.push_back(collective_op(op, CollectiveKind::all_gather, "all_gather_input",
+      result.before.push_back(collective_op(op, CollectiveKind::all_gather, CollectiveRole::tensor,
+                                            "all_gather_input",
                                             sharder.local(op.inputs[0], layouts[0]).bytes(), mesh,
                                             sharder.plan(), sharder.mesh_of(mesh.name)));
     }
@@ -582,7 +589,7 @@ ShardedOp shard_routing(const Op& op, const Sharder& sharder) {
     if (mesh.size > 1 && !axis_on(tokens, token_layout, mesh.name).empty() &&
         axis_on(rows, row_layout, mesh.name) == "experts") {
       Op exchange =
-          collective_op(op, CollectiveKind::all_to_all, "all_to_all",
+          collective_op(op, CollectiveKind::all_to_all, CollectiveRole::expert, "all_to_all",
                         local_rows.bytes() * static_cast<double>(mesh.size), mesh, sharder.plan());
       (dispatch ? result.after : result.before).push_back(std::move(exchange));
     }
@@ -594,7 +601,7 @@ ShardedOp shard_routing(const Op& op, const Sharder& sharder) {
 void check_experts(const OpGraph& graph, const Plan& plan) {
   for (const OpGraph::Stage& stage : graph.stages) {
     for (const bool weight : {true, false}) {
-      const auto mesh_name = plan.mesh_axis_for("experts", weight);
+      const auto mesh_name = plan.mesh_axis_for(logical_axis::experts, weight);
       const MeshAxis* mesh = mesh_name ? plan.find_axis(*mesh_name) : nullptr;
       if (stage.experts > 0 && mesh != nullptr && stage.experts % mesh->size != 0) {
         throw InputError(fmt::format(
@@ -655,13 +662,13 @@ std::vector<Op> reshard(const Tensor& produced, const Layout& from, const Op& co
     const Bytes local = sharder.local(needed, to).bytes();
     const std::string mesh_axis = sharder.mesh_of(mesh.name);
     if (want.empty()) {
-      result.push_back(collective_op(consumer, CollectiveKind::all_gather, "reshard_all_gather",
-                                     local, mesh, sharder.plan(), mesh_axis));
+      result.push_back(collective_op(consumer, CollectiveKind::all_gather, CollectiveRole::tensor,
+                                     "reshard_all_gather", local, mesh, sharder.plan(), mesh_axis));
     } else {
       // All-to-all moves the whole array, V = local bytes × devices on the axis.
-      result.push_back(collective_op(consumer, CollectiveKind::all_to_all, "reshard_all_to_all",
-                                     local * static_cast<double>(mesh.size), mesh, sharder.plan(),
-                                     mesh_axis));
+      result.push_back(collective_op(consumer, CollectiveKind::all_to_all, CollectiveRole::tensor,
+                                     "reshard_all_to_all", local * static_cast<double>(mesh.size),
+                                     mesh, sharder.plan(), mesh_axis));
     }
   }
   return result;
@@ -674,7 +681,7 @@ std::vector<Op> reshard(const Tensor& produced, const Layout& from, const Op& co
 // analysis's: it needs the costed times.
 void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vertex boundary,
                     const Bytes boundary_bytes) {
-  const std::optional<std::string> axis = plan.mesh_axis_for("layers", false);
+  const std::optional<std::string> axis = plan.pipeline_axis();
   if (!axis) {
     return;
   }
@@ -710,11 +717,13 @@ void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vert
         continue;
       }
       const std::string direction = pass == Pass::forward ? "send_activations" : "send_gradients";
-      Op send =
-          collective_op(last, CollectiveKind::send_recv, direction, boundary_bytes, mesh, plan);
+      Op send = collective_op(last, CollectiveKind::send_recv, CollectiveRole::pipeline_send,
+                              direction, boundary_bytes, mesh, plan);
       send.name = "pipeline." + direction;
       send.collective.axes = {2};  // neighbouring stages: one hop
-      send.count = stage.steps * stage.microbatches * stage.pipeline_chunks;
+      // Once per microbatch here; the v − 1 further chunks' sends are the schedule's
+      // (analysis/schedule.hpp), which derives every v from this one costing.
+      send.count = stage.steps * stage.microbatches;
       send.pass = pass;
       graph.add_op(std::move(send));
     }
@@ -753,7 +762,7 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
   double stored_weights = 0.0;
   double all_weights = 0.0;
   // Pipeline stages each hold their own layers' weights.
-  const std::optional<std::string> pipeline_axis = plan.mesh_axis_for("layers", false);
+  const std::optional<std::string> pipeline_axis = plan.pipeline_axis();
   const double pipeline_stages =
       pipeline_axis ? static_cast<double>(plan.find_axis(*pipeline_axis)->size) : 1.0;
   std::optional<OpGraph::Vertex> boundary;
@@ -784,10 +793,10 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
     if (op.pass == Pass::optimizer && plan.zero_stage > 0) {
       // ZeRO: the replicas all-gather the weights each updated (V: the whole weight as a
       // replica stores it).
-      const MeshAxis& data = *plan.find_axis(*plan.mesh_axis_for("batch", false));
+      const MeshAxis& data = *plan.find_axis(*plan.data_axis());
       if (data.size > 1) {
         parts.after.push_back(collective_op(
-            op, CollectiveKind::all_gather, "all_gather_params",
+            op, CollectiveKind::all_gather, CollectiveRole::weight_gather, "all_gather_params",
             parts.op.outputs.front().bytes() * static_cast<double>(data.size), data, plan));
       }
     }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "sim/analysis/analysis.hpp"
+#include "sim/analysis/probes.hpp"
+#include "sim/analysis/request.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "sim/analysis/analysis.hpp"
 #include "sim/analysis/measured.hpp"
+#include "sim/analysis/request.hpp"
 #include "sim/explore/sweep.hpp"
 
 #include <ostream>

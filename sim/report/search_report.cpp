@@ -7,11 +7,28 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <map>
 #include <numeric>
 
 namespace rsim {
 namespace {
+
+// One word for a POSIX shell: as it is when it is plain, else in single quotes.
+std::string shell_quoted(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_./=:,+-").find(c) != std::string_view::npos;
+  });
+  if (plain) {
+    return word;
+  }
+  std::string quoted = "'";
+  for (const char c : word) {
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return quoted + "'";
+}
 
 using Json = nlohmann::ordered_json;
 using Align = TextTable::Align;
@@ -303,6 +320,11 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
     out << fmt::format("\nBest: {} over {}.\n", result.ranked.front().plan.label(),
                        result.ranked.front().mesh.empty() ? std::string("one device")
                                                           : result.ranked.front().mesh);
+    std::vector<std::string> words{"rsim", "run", shell_quoted(result.scenario)};
+    for (const std::string& arg : run_args(result.ranked.front())) {
+      words.push_back(shell_quoted(arg));
+    }
+    out << fmt::format("Run it: {}\n", fmt::join(words, " "));
   }
   out << fmt::format(
       "t×p×d: tensor × pipeline × data devices; placement: the order in which the axes take the "
@@ -354,7 +376,8 @@ nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& resul
                           {"bubble_fraction", candidate.bubble_fraction},
                           {"memory_per_device_bytes", candidate.footprint.total().si()},
                           {"host_memory_per_device_bytes", candidate.host_bytes.si()},
-                          {"mfu", candidate.mfu}});
+                          {"mfu", candidate.mfu},
+                          {"run_args", run_args(candidate)}});
   }
   Json rejected = Json::object();
   for (const auto& [reason, count] : result.rejected_by_reason) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "sim/analysis/analysis.hpp"
+#include "sim/analysis/probes.hpp"
+#include "sim/analysis/request.hpp"
+#include "sim/analysis/threshold_search.hpp"
 
 #include <ostream>
 #include <string>

@@ -227,6 +227,16 @@ void ConfigNode::set_path(std::string_view dotted_path, std::string text, const 
     target = &entries_.back();
   }
   if (dot == std::string_view::npos) {
+    // A YAML flow map or list ("{preset: fsdp, mesh: {data: 8 over nvlink}}", "[weights]")
+    // replaces the whole value; anything else is one scalar.
+    if (text.starts_with('{') || text.starts_with('[')) {
+      try {
+        target->value = convert(YAML::Load(text), mark.file, full, mark);
+      } catch (const YAML::Exception& error) {
+        throw ConfigError(mark, fmt::format("{}: {}", full, error.msg));
+      }
+      return;
+    }
     target->value = ConfigNode(Kind::scalar, mark, full);
     target->value.set_scalar(std::move(text));
     return;

@@ -67,7 +67,8 @@ class ConfigNode {
   void set_scalar(std::string text);
   /// Sets (or replaces) the value of a key of this map.
   void set_entry(const std::string& key, const SourceMark& key_mark, ConfigNode value);
-  /// Sets (or replaces) the scalar at a dotted path below this map, creating maps as needed.
+  /// Sets (or replaces) the value at a dotted path below this map, creating maps as needed: a
+  /// scalar, or a YAML flow map / list when `text` starts with '{' / '['.
   void set_path(std::string_view dotted_path, std::string text, const SourceMark& mark);
 
  private:

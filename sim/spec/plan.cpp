@@ -321,7 +321,7 @@ Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware) {
     if (plan.zero_stage > 2) {
       zero->fail("expected 0, 1 (optimizer state sharded over the data axis) or 2 (and gradients)");
     }
-    if (plan.zero_stage > 0 && !plan.mesh_axis_for("batch", false)) {
+    if (plan.zero_stage > 0 && !plan.data_axis()) {
       zero->fail("ZeRO shards over the data-parallel axis: the plan needs a 'batch' rule");
     }
   }

@@ -14,6 +14,20 @@ namespace rsim {
 
 class ConfigNode;
 
+/// The logical tensor axes that plan rules map to mesh axes (graph/transformer.cpp names every
+/// tensor's axes with these; MaxText's logical_axis_rules play the same part).
+namespace logical_axis {
+inline constexpr std::string_view batch = "batch";
+inline constexpr std::string_view seq = "seq";
+inline constexpr std::string_view embed = "embed";
+inline constexpr std::string_view heads = "heads";
+inline constexpr std::string_view kv_heads = "kv_heads";
+inline constexpr std::string_view mlp = "mlp";
+inline constexpr std::string_view vocab = "vocab";
+inline constexpr std::string_view experts = "experts";
+inline constexpr std::string_view layers = "layers";  ///< pipeline stages: the layer stack
+}  // namespace logical_axis
+
 /// One named axis of the device mesh and the network tier its devices talk over.
 struct MeshAxis {
   std::string name;  ///< e.g. "data", "model"
@@ -41,6 +55,14 @@ struct Plan {
   /// The mesh axis a logical axis of a tensor maps to, if any.
   [[nodiscard]] std::optional<std::string> mesh_axis_for(std::string_view logical,
                                                          bool weight) const;
+  /// The mesh axis the batch is split over (data parallelism), if any.
+  [[nodiscard]] std::optional<std::string> data_axis() const {
+    return mesh_axis_for(logical_axis::batch, false);
+  }
+  /// The mesh axis the layers are split over (pipeline parallelism), if any.
+  [[nodiscard]] std::optional<std::string> pipeline_axis() const {
+    return mesh_axis_for(logical_axis::layers, false);
+  }
 };
 
 /// A preset's rules: single, data_parallel, megatron_tp, sequence_parallel, fsdp, fsdp_tp,

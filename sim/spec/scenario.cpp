@@ -60,6 +60,25 @@ constexpr std::array kOptimizerNames{
 
 // phase: train — one step over `batch` sequences (or `global_batch_tokens` / seq_len) of a
 // single-stage model, split into `microbatches`; the loss reads the logits of every token.
+// `offload:` a list of weights, activations, optimizer (or one of them, or "none").
+TrainingOffload parse_offload(const ConfigNode& node) {
+  TrainingOffload offload;
+  const auto take = [&](const ConfigNode& item) {
+    const std::string part = item.as_choice({"none", "weights", "activations", "optimizer"});
+    offload.weights = offload.weights || part == "weights";
+    offload.activations = offload.activations || part == "activations";
+    offload.optimizer = offload.optimizer || part == "optimizer";
+  };
+  if (node.kind() == ConfigNode::Kind::sequence) {
+    for (const ConfigNode& item : node.items()) {
+      take(item);
+    }
+  } else {
+    take(node);
+  }
+  return offload;
+}
+
 Workload parse_training(const ConfigNode& node, ModelSpec& model) {
   const ConfigNode& phase = node.at("phase");
   if (model.composite) {
@@ -115,6 +134,15 @@ Workload parse_training(const ConfigNode& node, ModelSpec& model) {
                                    stage.component.num_layers, training.pipeline_interleave));
     }
   }
+  if (const ConfigNode* overlap = node.find("overlap_gradients")) {
+    training.overlap_gradients = overlap->as_bool();
+  }
+  if (const ConfigNode* overlap = node.find("overlap_tensor")) {
+    training.overlap_tensor = overlap->as_bool();
+  }
+  if (const ConfigNode* offload = node.find("offload")) {
+    training.offload = parse_offload(*offload);
+  }
   stage.tokens = workload.seq_len;
   stage.embedded_tokens = stage.component.vocab_size > 0 ? workload.seq_len : 0;
   stage.lm_head = stage.component.vocab_size > 0 ? LmHead::all_tokens : LmHead::none;
@@ -124,14 +152,15 @@ Workload parse_training(const ConfigNode& node, ModelSpec& model) {
 Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
   node.allow_only({"phase", "batch", "seq_len", "context", "decode_steps", "lm_head",
                    "global_batch_tokens", "microbatches", "recompute", "optimizer",
-                   "pipeline_interleave"});
+                   "pipeline_interleave", "overlap_gradients", "overlap_tensor", "offload"});
   Workload workload;
   workload.phase = node.at("phase").as_choice({"prefill", "decode", "train"});
   if (workload.phase == "train") {
     return parse_training(node, model);
   }
   for (std::string_view key :
-       {"global_batch_tokens", "microbatches", "recompute", "optimizer", "pipeline_interleave"}) {
+       {"global_batch_tokens", "microbatches", "recompute", "optimizer", "pipeline_interleave",
+        "overlap_gradients", "overlap_tensor", "offload"}) {
     if (const ConfigNode* train_only = node.find(key)) {
       train_only->fail(fmt::format("'{}' is for phase: train", key));
     }
@@ -247,7 +276,7 @@ namespace {
 // error points at that axis of the mesh.
 void check_expert_axis(const ConfigNode& node, const Plan& plan, const ModelSpec& model) {
   for (const bool weight : {true, false}) {
-    const auto mesh_name = plan.mesh_axis_for("experts", weight);
+    const auto mesh_name = plan.mesh_axis_for(logical_axis::experts, weight);
     const MeshAxis* mesh = mesh_name ? plan.find_axis(*mesh_name) : nullptr;
     for (const StageSpec& stage : model.stages) {
       const std::int64_t experts = stage.component.num_experts;
@@ -495,6 +524,18 @@ std::vector<Scenario> load_scenario_variants(const std::filesystem::path& path,
     scenarios.push_back(load_scenario(path, {overrides.sets, name}, &files));
   }
   return scenarios;
+}
+
+std::string TrainingOffload::label() const {
+  std::vector<std::string_view> parts;
+  for (const auto& [offloaded, name] :
+       {std::pair{weights, "weights"}, std::pair{activations, "activations"},
+        std::pair{optimizer, "optimizer"}}) {
+    if (offloaded) {
+      parts.emplace_back(name);
+    }
+  }
+  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, "+"));
 }
 
 }  // namespace rsim

@@ -53,11 +53,30 @@ std::string_view to_string(Optimizer optimizer);
 /// A training step (`phase: train`): the global batch is split into microbatches (gradient
 /// accumulation, or the microbatches a pipeline keeps in flight); each runs forward and backward,
 /// gradients are summed locally and reduced once, then the optimizer updates every parameter.
+/// What a training step keeps in host memory instead of HBM (ZeRO-Offload, Ren et al. 2021):
+/// all but two of a device's layers' weights / optimizer state stream in as they are needed;
+/// saved activations go out after each layer's forward and come back for its backward.
+struct TrainingOffload {
+  bool weights = false;
+  bool activations = false;
+  bool optimizer = false;
+  [[nodiscard]] bool any() const { return weights || activations || optimizer; }
+  /// "weights+activations", or "none".
+  [[nodiscard]] std::string label() const;
+};
+
 struct Training {
   std::int64_t microbatches = 1;  ///< per step, per data-parallel replica
   Recompute recompute = Recompute::none;
   Optimizer optimizer = Optimizer::adam;
   std::int64_t pipeline_interleave = 1;  ///< layer chunks per pipeline stage (Megatron v)
+  /// Data-parallel gradient reductions start during the last microbatch's backward (PyTorch
+  /// DDP buckets, Megatron's overlap_grad_reduce) instead of after it.
+  bool overlap_gradients = false;
+  /// Tensor-axis all-gathers / reduce-scatters overlapped with their matmuls (collective matmul,
+  /// Megatron's tp_comm_overlap): needs sequence parallelism.
+  bool overlap_tensor = false;
+  TrainingOffload offload;
 };
 
 /// What is run: the phase, the batch and (for single-stage models) the sequence length.

@@ -2,7 +2,8 @@
 // Every figure of the two seed documents that rsim computes, each derived from its formula.
 // Where a seed's printed value is a slip, the test says so and checks the formula's value.
 #include "run_fixture.hpp"
-#include "sim/analysis/analysis.hpp"
+#include "sim/analysis/probes.hpp"
+#include "sim/analysis/request.hpp"
 
 #include <catch2/catch.hpp>
 

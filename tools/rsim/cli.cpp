@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "cli.hpp"
 
-#include "sim/analysis/analysis.hpp"
+#include "sim/analysis/probes.hpp"
+#include "sim/analysis/request.hpp"
+#include "sim/analysis/threshold_search.hpp"
 #include "sim/base/error.hpp"
 #include "sim/explore/search.hpp"
 #include "sim/explore/sweep.hpp"

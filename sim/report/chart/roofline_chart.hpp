@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "sim/analysis/analysis.hpp"
 #include "sim/analysis/measured.hpp"
+#include "sim/analysis/probes.hpp"
+#include "sim/analysis/request.hpp"
 #include "sim/report/chart/svg.hpp"
 
 #include <string>

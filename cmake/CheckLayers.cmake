@@ -1,0 +1,31 @@
+# Fails when a file of sim/ includes a header of a higher pipeline stage. The stages, lowest
+# first: base, spec, graph, cost, analysis, explore, report (ARCHITECTURE.md); a file may include
+# its own stage and any below it. Run: cmake -DSOURCE_DIR=<repository> -P CheckLayers.cmake
+set(stages base spec graph cost analysis explore report)
+file(GLOB_RECURSE sources ${SOURCE_DIR}/sim/*.cpp ${SOURCE_DIR}/sim/*.hpp)
+set(violations "")
+foreach(source IN LISTS sources)
+  file(RELATIVE_PATH relative ${SOURCE_DIR}/sim ${source})
+  string(REGEX MATCH "^[a-z_]+" own_stage "${relative}")
+  list(FIND stages "${own_stage}" own_rank)
+  if(own_rank EQUAL -1)
+    string(APPEND violations "  sim/${relative}: not in a stage folder (${stages})\n")
+    continue()
+  endif()
+  file(STRINGS ${source} includes REGEX "^#include \"sim/")
+  foreach(line IN LISTS includes)
+    string(REGEX MATCH "^#include \"sim/([a-z_]+)/" matched "${line}")
+    set(included_stage "${CMAKE_MATCH_1}")
+    list(FIND stages "${included_stage}" included_rank)
+    if(NOT matched OR included_rank EQUAL -1)
+      string(APPEND violations "  sim/${relative}: ${line} names no stage folder\n")
+    elseif(included_rank GREATER own_rank)
+      string(APPEND violations
+             "  sim/${relative} (${own_stage}): ${line} points up to ${included_stage}\n")
+    endif()
+  endforeach()
+endforeach()
+if(violations)
+  message(FATAL_ERROR "includes against the pipeline (lower stages may not include higher):\n"
+                      "${violations}")
+endif()

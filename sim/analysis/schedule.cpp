@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+#include "sim/analysis/schedule.hpp"
+
+#include <algorithm>
+
+namespace rsim {
+
+void RowSums::add(const CostTable& table, std::size_t row) {
+  const auto index = static_cast<Eigen::Index>(row);
+  const double count = table.counts(index);
+  lower += table.times.row(index).maxCoeff() * count;
+  upper += table.times.row(index).sum() * count;
+  math += table.times(index, CostTable::kMathColumn) * count;
+  memory += table.times(index, CostTable::kMemoryColumn) * count;
+  network += table.times(index, CostTable::kNetworkColumn) * count;
+}
+
+ScheduleInputs schedule_inputs(const Scenario& scenario, const OpGraph& graph,
+                               const CostTable& table, const Bounds& bounds,
+                               const Footprint& footprint,
+                               const std::optional<TrainingMemory>& memory,
+                               const ParameterCount& parameters, const Roofs& roofs) {
+  // The stage-boundary sends run once per microbatch and chunk; the pipelined work is every
+  // row but the optimizer's. The weight gradients' reductions over the data axis (all-reduce,
+  // or reduce-scatter under ZeRO) and the backward pass's device work decide what overlapping
+  // them can hide; the tensor axis's all-gathers and reduce-scatters and the matmuls they feed,
+  // what a collective matmul can.
+  ScheduleInputs inputs;
+  const Plan& plan = scenario.plan;
+  const std::optional<std::string> tensor_axis = plan.mesh_axis_for(logical_axis::mlp, false);
+  const std::optional<std::string> data_axis = plan.data_axis();
+  for (std::size_t row = 0; row < table.order.size(); ++row) {
+    const Op& op = graph.op(table.order[row]);
+    const auto index = static_cast<Eigen::Index>(row);
+    const double row_lower = table.times.row(index).maxCoeff() * table.counts(index);
+    const bool collective = op.kind == OpKind::collective;
+    const bool send = op.role == CollectiveRole::pipeline_send;
+    if (send) {
+      inputs.sends.add(table, row);
+    }
+    if (op.pass == Pass::optimizer) {
+      inputs.optimizer_lower += row_lower;
+      continue;
+    }
+    inputs.work.add(table, row);
+    PassSums& group = op.pass == Pass::forward ? inputs.forward : inputs.backward;
+    group.lower += row_lower;
+    if (send) {
+      group.sends += row_lower;
+    }
+    if (collective && op.mesh_axis == tensor_axis &&
+        (op.collective.kind == CollectiveKind::all_gather ||
+         op.collective.kind == CollectiveKind::reduce_scatter)) {
+      group.tensor_collectives += row_lower;
+    }
+    if (op.kind == OpKind::matmul) {
+      group.matmuls += row_lower;
+    }
+    if (op.role == CollectiveRole::gradient_reduction && op.pass == Pass::backward &&
+        op.mesh_axis == data_axis &&
+        (op.collective.kind == CollectiveKind::all_reduce ||
+         op.collective.kind == CollectiveKind::reduce_scatter)) {
+      inputs.gradients.add(table, row);
+    }
+    if (!collective && op.pass == Pass::backward) {
+      inputs.backward_device += device_time(table, index) * table.counts(index);
+    }
+  }
+  inputs.ops = bounds.total;
+  inputs.footprint = footprint;
+  inputs.stages = pipeline_stages(plan);
+  inputs.microbatches = scenario.workload.training.microbatches;
+  if (tensor_axis) {
+    inputs.tensor = plan.find_axis(*tensor_axis)->size;
+  }
+  const double layers = static_cast<double>(scenario.model.stages.front().component.num_layers);
+  inputs.layers_held = layers / static_cast<double>(inputs.stages);
+  // Without host memory only the no-offload choice exists and moves 0 bytes (over any rate).
+  inputs.host_bandwidth = roofs.host_memory ? roofs.host_memory->bandwidth.si() : 1.0;
+  inputs.host_capacity = roofs.host_memory ? roofs.host_memory->capacity.si() : 0.0;
+  if (memory) {
+    // What offloading moves and keeps: the layers' share of the weights and optimizer state,
+    // and the saved activations by layer.
+    const double layer_share = static_cast<double>(parameters.layers) /
+                               static_cast<double>(std::max<std::int64_t>(parameters.total(), 1));
+    OffloadBytes& offload = inputs.offload;
+    offload.weights = footprint.weights.si() * layer_share;
+    offload.optimizer = footprint.optimizer_state.si() * layer_share;
+    offload.activations = memory->layer_saved.si() * memory->layers * memory->in_flight;
+    offload.per_microbatch = memory->layer_saved.si() * memory->layers;
+    offload.resident_share = std::min(1.0, 2.0 / std::max(memory->layers, 1.0));
+    // Offloaded, HBM keeps the head's, one layer's being written or read and the next one's in
+    // flight over the link, and full recomputation's working set.
+    offload.hbm_activations =
+        (memory->layer_saved * 2.0 + memory->recompute_working + memory->head).si();
+  }
+  return inputs;
+}
+
+StepTimes schedule_step(const ScheduleInputs& in, const Training& choice) {
+  StepTimes out;
+  const double microbatches = static_cast<double>(in.microbatches);
+  const TrainingOffload& offload = choice.offload;
+  // Overlapped (PyTorch DDP's bucketed all-reduce, Megatron's overlap_grad_reduce): the
+  // reductions start layer by layer during the last microbatch's backward, after which the
+  // step's gradients are complete; what that backward cannot cover stays exposed, and never
+  // less than the last layer's share (its gradient is ready only at the end):
+  // exposed = max(G/ℓ, G − B/m), G the reductions' time, B the step's backward device time,
+  // ℓ the layers one device holds.
+  const double exposed_overlapped =
+      std::max(in.gradients.network / in.layers_held,
+               in.gradients.network - in.backward_device / microbatches);
+  const double gradients_hidden = in.gradients.network - exposed_overlapped;
+  // Collective matmul (scaling book sharding.md; Wang et al. 2023): a ring all-gather or
+  // reduce-scatter over t devices split into t − 1 steps, each under one of the t chunks of its
+  // matmul; one chunk has no transfer to hide, so a pair takes G/t + max((t−1)·G/t, C) and
+  // exposes max(0, C − (t−1)/t·G) of its C. Summed over a pass's collectives and matmuls.
+  const double ring = static_cast<double>(in.tensor - 1) / static_cast<double>(in.tensor);
+  const auto tensor_hidden = [&](const PassSums& sums) {
+    return sums.tensor_collectives - std::max(0.0, sums.tensor_collectives - ring * sums.matmuls);
+  };
+  const double ops_lower = in.ops.t_lower.si();
+  const double ops_upper = in.ops.t_upper.si();
+  // v chunks per stage: v times the sends; each device idles (p − 1)/(v·m) of its work
+  // (Narayanan et al. 2021, §2.2.2).
+  const double extra = static_cast<double>(choice.pipeline_interleave - 1);
+  const double idle = in.stages > 1
+                          ? static_cast<double>(in.stages - 1) /
+                                static_cast<double>(choice.pipeline_interleave * in.microbatches)
+                          : 0.0;
+  // A pass's ops with its v − 1 extra chunks' sends.
+  const double forward_ops = in.forward.lower + extra * in.forward.sends;
+  const double backward_ops = in.backward.lower + extra * in.backward.sends;
+  // The HBM footprint and host bytes of the offloading choice: all but two of the held layers'
+  // weights and optimizer state stream from the host; offloaded activations leave HBM their
+  // in-flight share.
+  Footprint resident = in.footprint;
+  const double streamed = 1.0 - in.offload.resident_share;
+  if (offload.weights) {
+    resident.weights = resident.weights - Bytes(in.offload.weights * streamed);
+  }
+  if (offload.optimizer) {
+    resident.optimizer_state = resident.optimizer_state - Bytes(in.offload.optimizer * streamed);
+  }
+  if (offload.activations) {
+    resident.activations = Bytes(std::min(resident.activations.si(), in.offload.hbm_activations));
+  }
+  out.footprint = resident;
+  out.host_bytes = (offload.weights ? in.offload.weights : 0.0) +
+                   (offload.optimizer ? in.offload.optimizer : 0.0) +
+                   (offload.activations ? in.offload.activations : 0.0);
+  // The host link, busiest direction per pass (it is full duplex): the forward pass reads each
+  // held layer's weights in and writes its saved activations out, per microbatch; the backward
+  // pass reads both back; the optimizer step reads and writes the offloaded weights and
+  // optimizer state once.
+  const double weights_in = offload.weights ? microbatches * in.offload.weights : 0.0;
+  const double activations_moved =
+      offload.activations ? microbatches * in.offload.per_microbatch : 0.0;
+  const double host_forward = std::max(weights_in, activations_moved) / in.host_bandwidth;
+  const double host_backward = (weights_in + activations_moved) / in.host_bandwidth;
+  const double host_optimizer = ((offload.weights ? in.offload.weights : 0.0) +
+                                 (offload.optimizer ? in.offload.optimizer : 0.0)) /
+                                in.host_bandwidth;
+  const double hidden_f = choice.overlap_tensor ? tensor_hidden(in.forward) : 0.0;
+  const double hidden_b = choice.overlap_tensor ? tensor_hidden(in.backward) : 0.0;
+  // Each pass takes the longer of its ops and its host transfers (the lower bound overlaps
+  // them; the upper bound adds them). The tensor and the gradient overlaps each hide network
+  // time under device work; where both axes share a link their traffic is not summed against it
+  // (a lower bound may take both).
+  const double forward_time = std::max(forward_ops - hidden_f, host_forward);
+  const double backward_time = std::max(backward_ops - hidden_b, host_backward);
+  const double optimizer_time = std::max(in.optimizer_lower, host_optimizer);
+  const double pipelined_change = (forward_time - forward_ops) + (backward_time - backward_ops);
+  const double bubble = (in.work.lower + pipelined_change + extra * in.sends.lower) * idle;
+  // What the tensor overlap takes off the forward pass (none where its host link holds it
+  // anyway), and off the backward pass past the gradient reductions it also hides.
+  const double tensor_saved_forward = std::max(0.0, std::min(hidden_f, forward_ops - host_forward));
+  const double backward_left = backward_ops - (choice.overlap_gradients ? gradients_hidden : 0.0);
+  out.tensor_hidden =
+      tensor_saved_forward + std::max(0.0, std::min(hidden_b, backward_left - host_backward));
+  // The hidden reductions shorten the backward pass, down to its host transfers.
+  const double gradient_change =
+      choice.overlap_gradients
+          ? std::max(backward_ops - hidden_b - gradients_hidden, host_backward) - backward_time
+          : 0.0;
+  out.step_lower = ops_lower + pipelined_change + gradient_change +
+                   (optimizer_time - in.optimizer_lower) + extra * in.sends.lower + bubble;
+  out.step_upper = ops_upper + extra * in.sends.upper +
+                   (in.work.upper + extra * in.sends.upper) * idle +
+                   (host_forward + host_backward) * (1.0 + idle) + host_optimizer;
+  out.bubble = bubble;
+  out.bubble_upper = (in.work.upper + extra * in.sends.upper) * idle;
+  out.bubble_fraction = idle / (1.0 + idle);
+  out.work_lower = in.work.lower + pipelined_change + extra * in.sends.lower;
+  out.idle = idle;
+  out.t_math = in.ops.t_math.si() + extra * in.sends.math;
+  out.t_mem = in.ops.t_mem.si() + extra * in.sends.memory;
+  out.t_net = in.ops.t_net.si() + extra * in.sends.network;
+  out.t_host = host_forward + host_backward + host_optimizer;
+  out.extra_sends_lower = extra * in.sends.lower;
+  out.extra_sends_upper = extra * in.sends.upper;
+  return out;
+}
+
+std::optional<PipelineSchedule> apply_schedule(const ScheduleInputs& inputs,
+                                               const Scenario& scenario, Bounds& bounds,
+                                               Footprint& footprint, StepTimes& times) {
+  const Training& choice = scenario.workload.training;
+  times = schedule_step(inputs, choice);
+  const Totals before = bounds.total;
+  // The critical path's share of forward and backward work, taken as the lower bound's.
+  const double ops_lower = before.t_lower.si() + times.extra_sends_lower;
+  const double work_share = ops_lower > 0.0 ? times.work_lower / ops_lower : 0.0;
+  const double critical =
+      (before.t_critical.si() + times.extra_sends_lower) * (1.0 + work_share * times.idle);
+  for (Totals* totals : {&bounds.total, &bounds.stages.front().totals}) {
+    const bool whole = totals == &bounds.total;
+    totals->t_lower = whole ? Seconds(times.step_lower)
+                            : totals->t_lower + Seconds(times.step_lower - before.t_lower.si());
+    totals->t_upper = whole ? Seconds(times.step_upper)
+                            : totals->t_upper + Seconds(times.step_upper - before.t_upper.si());
+    totals->t_critical =
+        whole ? Seconds(critical) : totals->t_critical + Seconds(critical - before.t_critical.si());
+    totals->t_math =
+        whole ? Seconds(times.t_math) : totals->t_math + Seconds(times.t_math - before.t_math.si());
+    totals->t_mem =
+        whole ? Seconds(times.t_mem) : totals->t_mem + Seconds(times.t_mem - before.t_mem.si());
+    totals->t_net =
+        whole ? Seconds(times.t_net) : totals->t_net + Seconds(times.t_net - before.t_net.si());
+  }
+  footprint = times.footprint;
+  if (inputs.stages == 1) {
+    return std::nullopt;
+  }
+  PipelineSchedule schedule;
+  schedule.stages = inputs.stages;
+  schedule.microbatches = inputs.microbatches;
+  schedule.chunks = choice.pipeline_interleave;
+  schedule.bubble_fraction = times.bubble_fraction;
+  schedule.work_lower = Seconds(times.work_lower);
+  schedule.bubble_lower = Seconds(times.bubble);
+  schedule.bubble_upper = Seconds(times.bubble_upper);
+  schedule.bubble_critical =
+      Seconds((before.t_critical.si() + times.extra_sends_lower) * work_share * times.idle);
+  return schedule;
+}
+
+}  // namespace rsim
