@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sim/analysis/request.hpp"
+#include "sim/explore/sweep_grid.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -13,18 +14,6 @@
 #include <vector>
 
 namespace rsim {
-
-/// One swept parameter: a dotted scenario key (`workload.batch`, `precision`, `plan.preset`,
-/// `mode`, `hardware`) or `variant`, and the values it takes, in order.
-struct SweepAxis {
-  std::string key;
-  std::vector<std::string> values;
-  bool numeric = false;  ///< every value an integer: crossovers are searched along it
-};
-
-/// Parses `KEY=SPEC`: SPEC is a list `a,b,c`, a range `LO..HI` (step 1), `LO..HI:STEP`, or
-/// `LO..HI:log2` (LO, 2·LO, 4·LO, …, and HI). InputError naming `origin` otherwise.
-SweepAxis parse_sweep_axis(std::string_view assignment, std::string_view origin);
 
 /// What a sweep keeps of a point's whole-run sums (compute_totals'): the bounds and the roof,
 /// not the per-tier and per-network breakdowns, so that millions of points stay small.

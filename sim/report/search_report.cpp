@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/search_report.hpp"
 
+#include "sim/report/format.hpp"
 #include "sim/report/table.hpp"
 
 #include <fmt/format.h>
@@ -32,8 +33,6 @@ std::string shell_quoted(const std::string& word) {
 
 using Json = nlohmann::ordered_json;
 using Align = TextTable::Align;
-
-std::string seconds(Seconds time) { return format_quantity(time.si(), Dimension::seconds); }
 
 // Why `candidate` ranks below `above`: by throughput or cost, the work per device-second it
 // gives up; by latency, the term of the sum that grew the most.

@@ -3,6 +3,7 @@
 
 #include "sim/base/error.hpp"
 #include "sim/report/csv.hpp"
+#include "sim/report/format.hpp"
 #include "sim/report/table.hpp"
 
 #include <fmt/format.h>
@@ -18,8 +19,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 using Align = TextTable::Align;
-
-std::string seconds(Seconds time) { return format_quantity(time.si(), Dimension::seconds); }
 
 std::string fixed_values(const SweepResult& result, const SweepCrossover& crossover) {
   std::vector<std::string> parts;

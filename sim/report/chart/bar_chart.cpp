@@ -2,6 +2,7 @@
 #include "sim/report/chart/bar_chart.hpp"
 
 #include "sim/report/chart/svg.hpp"
+#include "sim/report/format.hpp"
 #include "sim/report/table.hpp"
 
 #include <fmt/format.h>
@@ -17,8 +18,6 @@ namespace {
 // Segment colours in order: math (compute), memory, network, as the roofline's bound colours.
 constexpr std::array<const char*, 3> kSegmentColours{"#d62728", "#1f77b4", "#2ca02c"};
 constexpr std::array<char, 3> kSegmentChars{'#', '=', '~'};
-
-std::string seconds(double time_s) { return format_quantity(time_s, Dimension::seconds); }
 
 double bar_total(const Bar& bar) {
   return std::accumulate(bar.segments_s.begin(), bar.segments_s.end(), 0.0);

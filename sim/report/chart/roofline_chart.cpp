@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/chart/roofline_chart.hpp"
 
+#include "sim/report/format.hpp"
 #include "sim/report/table.hpp"
 
 #include <fmt/format.h>
@@ -11,16 +12,6 @@
 #include <map>
 
 namespace rsim {
-namespace {
-
-std::string rate_label(FlopsPerSecond peak) {
-  return format_quantity(peak.si(), Dimension::flop_rate);
-}
-std::string rate_label(BytesPerSecond bandwidth) {
-  return format_quantity(bandwidth.si(), Dimension::byte_rate);
-}
-
-}  // namespace
 
 RooflineChart roofline_of_roofs(const Roofs& roofs, std::string_view path_in_play) {
   RooflineChart chart;
@@ -40,17 +31,17 @@ RooflineChart roofline_of_roofs(const Roofs& roofs, std::string_view path_in_pla
     line.in_play = line.in_play || path.name == path_in_play;
   }
   for (auto& [peak, line] : by_peak) {
-    line.label += "  " + rate_label(line.peak);
+    line.label += "  " + rate(line.peak);
     chart.roofs.push_back(line);
   }
   for (const MemoryTier& tier : roofs.memory) {
     if (tier.bandwidth) {
-      chart.slopes.push_back({fmt::format("{} {}", tier.name, rate_label(*tier.bandwidth)),
+      chart.slopes.push_back({fmt::format("{} {}", tier.name, rate(*tier.bandwidth)),
                               *tier.bandwidth, false, &tier == &roofs.main_memory()});
     }
   }
   for (const NetworkTier& tier : roofs.network) {
-    chart.slopes.push_back({fmt::format("{} {} (network)", tier.name, rate_label(tier.bandwidth)),
+    chart.slopes.push_back({fmt::format("{} {} (network)", tier.name, rate(tier.bandwidth)),
                             tier.bandwidth, true, false});
   }
   return chart;
@@ -102,7 +93,6 @@ std::vector<OpGroup> op_groups(const RunResult& run) {
   return groups;
 }
 
-std::string percent(double fraction) { return fmt::format("{:.1f} %", 100.0 * fraction); }
 std::string op_groups_text(std::size_t count) {
   return fmt::format("{} op group{}", count, count == 1 ? "" : "s");
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/chart/roofline_chart.hpp"
 #include "sim/report/chart/roofline_parts.hpp"
+#include "sim/report/format.hpp"
 #include "sim/report/table.hpp"
 
 #include <fmt/format.h>
@@ -25,8 +26,6 @@ constexpr const char* kMeasuredColour = "#7b3294";
 constexpr const char* kHalo =
     R"(stroke="#ffffff" stroke-width="3.5" stroke-linejoin="round" paint-order="stroke")";
 const char* bound_colour(Bound bound) { return kBoundColours.at(static_cast<std::size_t>(bound)); }
-
-std::string percent(double fraction) { return fmt::format("{:.1f} %", 100.0 * fraction); }
 
 void draw_axes(SvgDocument& svg, const RooflineLayout& layout) {
   const Box& plot = layout.plot;
