@@ -4,7 +4,7 @@
 // The run report's sections for a workload phase: the training step and the decode step (with
 // its request), each written only for a run of that phase.
 
-#include "sim/analysis/analysis.hpp"
+#include "sim/analysis/request.hpp"
 
 #include <ostream>
 

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#include "commands/commands.hpp"
+#include "output.hpp"
+#include "sim/spec/hf_config.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
+namespace rsim::cli {
+namespace {
+
+struct ImportHfOptions {
+  std::string config;
+  std::string name;
+};
+
+int import_hf_command(const ImportHfOptions& options, std::ostream& out) {
+  out << model_yaml(import_hf_config(options.config, options.name));
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_import_hf_command(CLI::App& app) {
+  const auto options = std::make_shared<ImportHfOptions>();
+  CLI::App* import_hf = app.add_subcommand(
+      "import-hf",
+      "Print a model YAML (models/NAME.yaml format) made from a Hugging Face config.json");
+  import_hf->add_option("CONFIG", options->config, "A Hugging Face config.json")->required();
+  import_hf->add_option("--name", options->name,
+                        "Display name (default: _name_or_path, else the config's folder)");
+  import_hf->footer(
+      "Sizes come from the config's keys (GPT-2 names n_embd, n_layer, n_head, n_positions, "
+      "n_inner too);\n"
+      "the gated MLP, norm and position embedding from rsim's table of model_types (llama, "
+      "mistral,\nmixtral, gemma, gpt2, gpt_neox). MoE and sliding-window configs are refused. A "
+      "scenario's\n'model:' may also name a config.json directly.");
+  return {import_hf, [options](std::ostream& out, std::ostream& /*err*/) {
+            return import_hf_command(*options, out);
+          }};
+}
+
+}  // namespace rsim::cli

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+#include "sim/explore/search.hpp"
+
+#include "commands/commands.hpp"
+#include "options.hpp"
+#include "output.hpp"
+#include "progress.hpp"
+#include "sim/base/error.hpp"
+#include "sim/report/csv.hpp"
+#include "sim/report/search_report.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <csignal>
+#include <memory>
+
+namespace rsim::cli {
+namespace {
+
+struct SearchOptionsCli {
+  ScenarioOptions scenario;
+  std::int64_t devices = 0;
+  std::string objective = "latency";
+  std::size_t top = 10;
+  std::int64_t threads = 0;
+  bool exhaustive = false;
+};
+
+// A training scenario's search: its own space, ranked by step time (with the global batch and
+// the devices fixed, throughput and cost rank the same way).
+int training_search_command(const SearchOptionsCli& options, const Scenario& scenario,
+                            const Roofs& roofs, std::ostream& out, std::ostream& err) {
+  TrainingSearchOptions search;
+  search.threads = options.threads;
+  search.prune = !options.exhaustive;
+  search.keep = options.top;
+  search.progress = progress_bar(err, "plan shapes");
+  sweep_interrupted.store(false);
+  search.cancel = &sweep_interrupted;
+  const auto previous = std::signal(SIGINT, interrupt_sweep);
+  TrainingSearchResult result;
+  try {
+    result = search_training_plans(scenario, roofs, options.devices, search);
+  } catch (...) {
+    std::signal(SIGINT, previous);
+    throw;
+  }
+  std::signal(SIGINT, previous);
+  const int code = emit(
+      options.scenario.roofs.format, out,
+      [&] { return training_search_to_json(result, options.top); },
+      [&](std::ostream& stream) {
+        const auto ranked = training_search_to_json(result, options.top)["ranked"];
+        write_records_csv(stream, {ranked.begin(), ranked.end()});
+      },
+      [&](std::ostream& stream) { write_training_search_text(stream, result, options.top); });
+  return result.cancelled ? kExitInterrupted : code;
+}
+
+int search_command(const SearchOptionsCli& options, std::ostream& out, std::ostream& err) {
+  const auto objective = parse_search_objective(options.objective);
+  if (!objective) {
+    throw InputError(
+        fmt::format("--objective {}: expected latency, throughput or cost", options.objective));
+  }
+  Scenario scenario =
+      load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
+  const Roofs roofs = scenario_roofs(scenario, options.scenario.roofs.mode,
+                                     parse_overrides(options.scenario.roofs));
+  if (scenario.workload.phase == "train") {
+    return training_search_command(options, scenario, roofs, out, err);
+  }
+  const SearchResult result = search_plans(scenario, roofs, options.devices, *objective);
+  return emit(
+      options.scenario.roofs.format, out, [&] { return search_to_json(result, options.top); },
+      [&](std::ostream& stream) {
+        const auto ranked = search_to_json(result, options.top)["ranked"];
+        write_records_csv(stream, {ranked.begin(), ranked.end()});
+      },
+      [&](std::ostream& stream) { write_search_text(stream, result, options.top); });
+}
+
+}  // namespace
+
+Command add_search_command(CLI::App& app) {
+  const auto options = std::make_shared<SearchOptionsCli>();
+  CLI::App* search = app.add_subcommand(
+      "search",
+      "Every inference (or, for phase: train, training) plan for N devices, costed and ranked "
+      "(rejections by reason)");
+  add_scenario_options(*search, options->scenario);
+  search->add_option("--variant", options->scenario.variant, "Start from one of the variants");
+  search->add_option("--devices", options->devices, "Devices to plan for")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  search->add_option("--objective", options->objective,
+                     "latency (lowest lower bound), throughput (sequences per device-second) or "
+                     "cost (device-seconds per sequence)");
+  search->add_option("--top", options->top,
+                     "Plans to print (0 = all); a training search keeps only these in memory");
+  search
+      ->add_option("--threads", options->threads,
+                   "Worker threads for a training search (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  search->add_flag(
+      "--exhaustive", options->exhaustive,
+      "Training: cost every plan, pruning none by memory first (to check the pruning)");
+  return {search, [options](std::ostream& out, std::ostream& err) {
+            return search_command(*options, out, err);
+          }};
+}
+
+}  // namespace rsim::cli

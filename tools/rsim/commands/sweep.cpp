@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+#include "sim/explore/sweep.hpp"
+
+#include "commands/commands.hpp"
+#include "options.hpp"
+#include "output.hpp"
+#include "progress.hpp"
+#include "sim/base/error.hpp"
+#include "sim/report/chart/series_chart.hpp"
+#include "sim/report/html.hpp"
+#include "sim/report/sweep_report.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <memory>
+
+namespace rsim::cli {
+namespace {
+
+struct SweepOptionsCli {
+  ScenarioOptions scenario;
+  std::vector<std::string> over;
+  std::int64_t threads = 0;
+  bool no_crossovers = false;
+  std::string plot;
+  std::string html;
+};
+
+int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostream& err) {
+  std::vector<SweepAxis> axes;
+  for (const std::string& text : options.over) {
+    axes.push_back(parse_sweep_axis(text, "--over"));
+  }
+  if (axes.empty()) {
+    const Scenario scenario =
+        load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
+    for (const auto& [assignment, origin] : scenario.sweep) {
+      axes.push_back(parse_sweep_axis(assignment, origin));
+    }
+  }
+  SweepOptions sweep;
+  sweep.threads = options.threads;
+  sweep.crossovers = !options.no_crossovers;
+  sweep.progress = progress_bar(err);
+  sweep.loading_progress = progress_bar(err, "scenarios loaded");
+  sweep_interrupted.store(false);
+  sweep.cancel = &sweep_interrupted;
+  const auto previous = std::signal(SIGINT, interrupt_sweep);
+  SweepResult result;
+  try {
+    result = run_sweep(options.scenario.scenario, scenario_overrides(options.scenario), axes,
+                       options.scenario.roofs.mode, parse_overrides(options.scenario.roofs), sweep);
+  } catch (...) {
+    std::signal(SIGINT, previous);
+    throw;
+  }
+  std::signal(SIGINT, previous);
+  if (options.plot == "-") {
+    throw InputError(
+        "--plot -: sweeps draw SVG only (--plot FILE.svg); the table is the text view");
+  }
+  if (!options.plot.empty()) {
+    write_file("--plot", options.plot, render_series_svg(sweep_chart(result)));
+  }
+  write_html(options.html, [&](std::ostream& stream) { write_sweep_html(stream, result); });
+  const int code = emit(
+      options.scenario.roofs.format, out, [&] { return sweep_to_json(result); },
+      [&](std::ostream& stream) { write_sweep_csv(stream, result); },
+      [&](std::ostream& stream) { write_sweep_text(stream, result); });
+  return result.cancelled ? kExitInterrupted : code;
+}
+
+}  // namespace
+
+Command add_sweep_command(CLI::App& app) {
+  const auto options = std::make_shared<SweepOptionsCli>();
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "Evaluate a scenario over a grid of parameters (in parallel) and find crossovers");
+  add_scenario_options(*sweep, options->scenario);
+  sweep->add_option("--variant", options->scenario.variant, "Start from one of the variants");
+  sweep->add_option("--plan", options->scenario.plan, "Use a plan preset on the mesh");
+  sweep->add_option("--over", options->over,
+                    "A swept parameter KEY=VALUES (repeatable; the grid is their product). KEY: a "
+                    "scenario key (workload.batch, precision, plan, mode, hardware, …) or variant; "
+                    "VALUES: a,b,c or LO..HI, LO..HI:STEP, LO..HI:log2. Default: the scenario's "
+                    "sweep: block");
+  sweep->add_option("--threads", options->threads, "Worker threads (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  sweep->add_flag("--no-crossovers", options->no_crossovers,
+                  "Skip the crossover search between grid values");
+  sweep->add_option("--plot", options->plot,
+                    "Write the time-vs-parameter chart (SVG): a lower…upper band per series along "
+                    "the first numeric axis, crossovers marked");
+  sweep->add_option("--html", options->html,
+                    "Write a self-contained HTML report: the chart and the grid, sortable");
+  return {sweep, [options](std::ostream& out, std::ostream& err) {
+            return sweep_command(*options, out, err);
+          }};
+}
+
+}  // namespace rsim::cli

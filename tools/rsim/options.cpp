@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+#include "options.hpp"
+
+#include "sim/base/error.hpp"
+#include "sim/spec/presets.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+namespace rsim::cli {
+
+void add_roof_options(CLI::App& command, RoofOptions& options) {
+  command.add_option("--mode", options.mode, "Power/clock mode (default: the hardware's default)");
+  command.add_option("--peak", options.peaks,
+                     "Override a compute peak: PATH=RATE, e.g. bf16=1e15 or fp8=\"455 TFLOP/s\"");
+  command.add_option(
+      "--bandwidth", options.bandwidths,
+      "Override a memory bandwidth: TIER=RATE, e.g. hbm=8.1e11 or dram=\"200 GB/s\"");
+  command.add_option("--format", options.format, "Output format")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+}
+
+std::pair<std::string, double> parse_assignment(const std::string& flag, const std::string& text,
+                                                Dimension dimension) {
+  const std::size_t equals = text.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    throw InputError(fmt::format("{} {}: expected NAME=VALUE", flag, text));
+  }
+  const std::string name = text.substr(0, equals);
+  const std::string value_text = text.substr(equals + 1);
+  // On the command line a bare number is SI (FLOP/s or B/s), as in the scaling book's tables.
+  double value = 0.0;
+  const char* const end = value_text.data() + value_text.size();
+  const auto [rest, error] = std::from_chars(value_text.data(), end, value);
+  if (error == std::errc{} && rest == end && std::isfinite(value) && value > 0.0) {
+    return {name, value};
+  }
+  if (const auto quantity = parse_quantity(value_text, dimension)) {
+    return {name, *quantity};
+  }
+  throw InputError(fmt::format("{} {}: expected {} or a positive number in SI units", flag, text,
+                               describe(dimension)));
+}
+
+RoofOverrides parse_overrides(const RoofOptions& options) {
+  RoofOverrides overrides;
+  for (const std::string& text : options.peaks) {
+    const auto [name, value] = parse_assignment("--peak", text, Dimension::flop_rate);
+    overrides.peaks.emplace_back(name, FlopsPerSecond(value));
+  }
+  for (const std::string& text : options.bandwidths) {
+    const auto [name, value] = parse_assignment("--bandwidth", text, Dimension::byte_rate);
+    overrides.bandwidths.emplace_back(name, BytesPerSecond(value));
+  }
+  return overrides;
+}
+
+Roofs load_roofs(const std::string& hardware, const RoofOptions& options) {
+  const HardwareSpec spec = load_hardware(find_preset(hardware, "hardware", {}));
+  return resolve_roofs(spec, options.mode, parse_overrides(options));
+}
+
+void add_scenario_options(CLI::App& command, ScenarioOptions& options) {
+  command.add_option("SCENARIO", options.scenario, "Scenario YAML file")->required();
+  add_roof_options(command, options.roofs);
+  command.add_option("--set", options.sets,
+                     "Override a scenario key before validation: KEY.PATH=VALUE, e.g. "
+                     "workload.batch=8");
+  command.add_option("--precision", options.precision,
+                     "Use a precision policy: bf16, fp16, int8_weights, int8, fp8, fp4, nvfp4, "
+                     "int4_weights");
+}
+
+void add_runs_chart_options(CLI::App& command, ScenarioOptions& options) {
+  command.add_option("--plot", options.plot,
+                     "Write stacked bars of ΣT_math / ΣT_mem / ΣT_net per plan or variant as SVG "
+                     "to FILE (- draws them as text instead of the report)");
+  command.add_option("--html", options.html,
+                     "Write a self-contained HTML report (tables, bars, the baseline's roofline)");
+}
+
+ScenarioOverrides scenario_overrides(const ScenarioOptions& options) {
+  ScenarioOverrides overrides;
+  overrides.variant = options.variant;
+  for (const std::string& text : options.sets) {
+    const std::size_t equals = text.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw InputError(fmt::format("--set {}: expected KEY.PATH=VALUE", text));
+    }
+    overrides.sets.emplace_back(text.substr(0, equals), text.substr(equals + 1));
+  }
+  if (!options.precision.empty()) {
+    overrides.sets.emplace_back("precision", options.precision);
+  }
+  if (!options.plan.empty()) {
+    overrides.sets.emplace_back("plan.preset", options.plan);
+  }
+  return overrides;
+}
+
+RunResult run_scenario(Scenario scenario, const ScenarioOptions& options) {
+  Roofs roofs = scenario_roofs(scenario, options.roofs.mode, parse_overrides(options.roofs));
+  return analyze(std::move(scenario), std::move(roofs));
+}
+
+}  // namespace rsim::cli

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include "sim/analysis/request.hpp"
+#include "sim/base/units.hpp"
+#include "sim/spec/hardware.hpp"
+#include "sim/spec/scenario.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace rsim::cli {
+
+struct RoofOptions {
+  std::string mode;
+  std::vector<std::string> peaks;
+  std::vector<std::string> bandwidths;
+  std::string format = "table";
+};
+
+void add_roof_options(CLI::App& command, RoofOptions& options);
+
+std::pair<std::string, double> parse_assignment(const std::string& flag, const std::string& text,
+                                                Dimension dimension);
+
+RoofOverrides parse_overrides(const RoofOptions& options);
+
+Roofs load_roofs(const std::string& hardware, const RoofOptions& options);
+
+struct ScenarioOptions {
+  std::string scenario;
+  RoofOptions roofs;
+  std::vector<std::string> sets;
+  std::string precision;
+  std::string plan;
+  std::string variant;
+  std::string plot;  ///< whatif, compare: stacked bars
+  std::string html;
+};
+
+void add_scenario_options(CLI::App& command, ScenarioOptions& options);
+
+void add_runs_chart_options(CLI::App& command, ScenarioOptions& options);
+
+ScenarioOverrides scenario_overrides(const ScenarioOptions& options);
+
+RunResult run_scenario(Scenario scenario, const ScenarioOptions& options);
+
+}  // namespace rsim::cli

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+#include <ostream>
+#include <sstream>
+#include <string>
+
+namespace rsim::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;
+inline constexpr int kExitInput = 2;
+inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT, the shell's convention
+
+// Prints a result as JSON, CSV or the text report, as `format` asks.
+template <class Json, class Csv, class Text>
+int emit(const std::string& format, std::ostream& out, Json json, Csv csv, Text text) {
+  if (format == "json") {
+    out << json().dump(2) << '\n';
+  } else if (format == "csv") {
+    csv(out);
+  } else {
+    text(out);
+  }
+  return kExitOk;
+}
+
+// Writes a chart or report file; a path that cannot be written is the user's to fix.
+void write_file(const std::string& flag, const std::string& path, const std::string& content);
+
+// --plot FILE writes the SVG; --plot - prints the text chart instead of the report (true).
+template <class Svg, class Text>
+bool plot(const std::string& target, std::ostream& out, Svg svg, Text text) {
+  if (target == "-") {
+    out << text();
+    return true;
+  }
+  if (!target.empty()) {
+    write_file("--plot", target, svg());
+  }
+  return false;
+}
+
+template <class Html>
+void write_html(const std::string& target, Html html) {
+  if (!target.empty()) {
+    std::ostringstream document;
+    html(document);
+    write_file("--html", target, document.str());
+  }
+}
+
+}  // namespace rsim::cli
