@@ -3,6 +3,7 @@
 
 #include "sim/analysis/analysis.hpp"
 #include "sim/base/error.hpp"
+#include "sim/cost/explain.hpp"
 #include "sim/explore/search.hpp"
 #include "sim/explore/sweep.hpp"
 #include "sim/report/chart/bar_chart.hpp"
