@@ -2,6 +2,7 @@
 // rsim's speed, measured (issue: sweeps and search): a whole scenario evaluation, the pipeline
 // without YAML, the tiling search of one GEMM, and sweep points per second.
 #include "sim/analysis/request.hpp"
+#include "sim/cost/tile_search.hpp"
 #include "sim/cost/tiling.hpp"
 #include "sim/explore/batch_line.hpp"
 #include "sim/explore/search.hpp"

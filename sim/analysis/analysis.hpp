@@ -10,7 +10,7 @@
 #include "sim/analysis/thresholds.hpp"
 #include "sim/analysis/training.hpp"
 #include "sim/cost/collectives.hpp"
-#include "sim/cost/cost.hpp"
+#include "sim/cost/cost_table.hpp"
 #include "sim/graph/graph.hpp"
 #include "sim/graph/shard.hpp"
 #include "sim/graph/step_graph.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
-#include "sim/cost/cost.hpp"
+#include "sim/cost/cost_table.hpp"
 #include "sim/graph/graph.hpp"
 
 #include <string>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "sim/analysis/thresholds.hpp"
-#include "sim/cost/cost.hpp"
+#include "sim/cost/cost_table.hpp"
 #include "sim/graph/graph.hpp"
 #include "sim/spec/hardware.hpp"
 #include "sim/spec/scenario.hpp"

@@ -6,7 +6,8 @@
 #include "sim/analysis/bounds.hpp"
 #include "sim/analysis/thresholds.hpp"
 #include "sim/cost/collectives.hpp"
-#include "sim/cost/cost.hpp"
+#include "sim/cost/cost_table.hpp"
+#include "sim/cost/op_cost.hpp"
 #include "sim/graph/transformer.hpp"
 #include "sim/spec/hardware.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/analysis/thresholds.hpp"
 
-#include "sim/cost/cost.hpp"
+#include "sim/cost/op_cost.hpp"
 
 namespace rsim {
 namespace {

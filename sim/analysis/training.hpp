@@ -2,7 +2,7 @@
 #pragma once
 
 #include "sim/analysis/bounds.hpp"
-#include "sim/cost/cost.hpp"
+#include "sim/cost/cost_table.hpp"
 #include "sim/graph/backward.hpp"
 #include "sim/spec/hardware.hpp"
 #include "sim/spec/model.hpp"

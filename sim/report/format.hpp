@@ -6,7 +6,8 @@
 // the names seconds and bytes).
 
 #include "sim/base/units.hpp"
-#include "sim/cost/cost.hpp"
+#include "sim/cost/cost_table.hpp"
+#include "sim/cost/op_cost.hpp"
 
 #include <fmt/format.h>
 

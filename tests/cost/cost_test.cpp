@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
-#include "sim/cost/cost.hpp"
-
 #include "run_fixture.hpp"
 #include "sim/base/error.hpp"
+#include "sim/cost/op_cost.hpp"
 #include "sim/spec/precision.hpp"
 
 #include <catch2/catch.hpp>

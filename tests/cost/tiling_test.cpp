@@ -3,7 +3,9 @@
 
 #include "run_fixture.hpp"
 #include "sim/base/error.hpp"
-#include "sim/cost/cost.hpp"
+#include "sim/cost/op_cost.hpp"
+#include "sim/cost/tile_cache.hpp"
+#include "sim/cost/tile_search.hpp"
 #include "sim/spec/config.hpp"
 
 #include <catch2/catch.hpp>

@@ -2,7 +2,7 @@
 #include "sim/graph/graph.hpp"
 
 #include "run_fixture.hpp"
-#include "sim/cost/cost.hpp"
+#include "sim/cost/op_cost.hpp"
 
 #include <catch2/catch.hpp>
 

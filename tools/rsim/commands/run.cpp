@@ -4,6 +4,7 @@
 #include "options.hpp"
 #include "output.hpp"
 #include "sim/base/error.hpp"
+#include "sim/cost/explain.hpp"
 #include "sim/report/chart/roofline_chart.hpp"
 #include "sim/report/chart/text_chart.hpp"
 #include "sim/report/csv.hpp"

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+#include "sim/cost/explain.hpp"
+
+#include "sim/base/dtype.hpp"
+#include "sim/base/units.hpp"
+#include "sim/cost/collectives.hpp"
+#include "sim/cost/op_cost.hpp"
+#include "sim/cost/op_cost_parts.hpp"
+#include "sim/cost/tiling.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstddef>
+
+namespace rsim {
+
+using op_cost_parts::output_elements;
+using op_cost_parts::visible_pairs;
+
+namespace {
+
+std::string tensor_term(const Tensor& tensor) {
+  return fmt::format("{} {} {} × {} B = {}", to_string(tensor.role), tensor.name, tensor.shape(),
+                     bytes_per_element(tensor.dtype),
+                     format_quantity(tensor.bytes().si(), Dimension::bytes));
+}
+
+// "dram serves 1.2 MB = s_x·M·K·⌈N/bn⌉ + …" with the numbers of the chosen tile put in.
+std::string traffic_line(const Op& op, const TierCost& tier) {
+  const std::string head = fmt::format("  {:<9} serves {}{}", tier.tier,
+                                       format_quantity(tier.bytes.si(), Dimension::bytes),
+                                       tier.timed ? "" : " (no bandwidth figure: not timed)");
+  if (!tier.tile) {
+    return head + " (every byte once: no reuse to win)";
+  }
+  const Tile& tile = *tier.tile;
+  const std::string where =
+      fmt::format(" with tile {} in {}{}", to_string(tile), tier.tile_tier,
+                  tier.panels ? " (full-K panels kept while waves sweep the tile)" : std::string());
+  if (op.kind == OpKind::attention) {
+    const FlashShape shape = flash_shape(op);
+    return head + where +
+           fmt::format(" = Q+O {} + K/V {} × {:.4g} re-reads{}",
+                       format_quantity(shape.query_output_bytes.si(), Dimension::bytes),
+                       format_quantity(shape.key_value_bytes.si(), Dimension::bytes),
+                       (tier.bytes - shape.query_output_bytes).si() / shape.key_value_bytes.si(),
+                       tier.operand_resident ? " (K/V resident)" : "");
+  }
+  const GemmShape shape = gemm_shape(op);
+  const TiledTraffic traffic = gemm_traffic(shape, tile);
+  return head + where +
+         fmt::format(" = {:g}×({}·M·K·{} + {}·K·N·{} + {}·M·N), M={} N={} K={}{}", shape.batch,
+                     shape.x_element_bytes,
+                     traffic.x_resident
+                         ? "1 (resident)"
+                         : fmt::format("⌈N/bn⌉={:g}", std::ceil(static_cast<double>(shape.n) /
+                                                                static_cast<double>(tile.bn))),
+                     shape.w_element_bytes,
+                     traffic.w_resident
+                         ? "1 (resident)"
+                         : fmt::format("⌈M/bm⌉={:g}", std::ceil(static_cast<double>(shape.m) /
+                                                                static_cast<double>(tile.bm))),
+                     shape.out_element_bytes, shape.m, shape.n, shape.k,
+                     op.inputs.size() > 2 ? " + bias" : "");
+}
+
+}  // namespace
+
+std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const TileChoices& tiles) {
+  const OpCost cost = cost_op(op, roofs, tiles);
+  const ComputePath& path = *roofs.find_path(op.compute_path);
+  const MemoryTier& memory = roofs.main_memory();
+  std::vector<std::string> lines;
+  lines.push_back(
+      fmt::format("{} ({}), × {} instances", op.qualified_name(), to_string(op.kind), op.count));
+  switch (op.kind) {
+    case OpKind::matmul:
+      lines.push_back(fmt::format("  FLOPs = 2 × Π(distinct axes of {} and {}){} = {:.6g}",
+                                  op.inputs[0].shape(), op.inputs[1].shape(),
+                                  op.inputs.size() > 2 ? " + output elements (bias)" : "",
+                                  cost.flops.si()));
+      break;
+    case OpKind::attention: {
+      const AttentionShape& shape = op.attention;
+      lines.push_back(fmt::format(
+          "  FLOPs = 4 × batch {} × heads {} × head_dim {} × visible pairs {:.6g} ({}, "
+          "{} queries × ({} cached + {} own) keys) = {:.6g}",
+          shape.batch, shape.heads, shape.head_dim, visible_pairs(shape), to_string(shape.mask),
+          shape.query_tokens, shape.cached_tokens, shape.query_tokens, cost.flops.si()));
+      break;
+    }
+    case OpKind::collective: {
+      const CollectiveCost collective =
+          collective_cost(op.collective, roofs.find_networks(op.network));
+      lines.push_back(
+          fmt::format("  {} of {} over {} (axes [{}]): {}, {} hops → bandwidth {} , latency {}",
+                      to_string(op.collective.kind),
+                      format_quantity(op.collective.bytes.si(), Dimension::bytes), op.network,
+                      fmt::join(op.collective.axes, " × "), collective.algorithm, collective.hops,
+                      format_quantity(collective.bandwidth_time.si(), Dimension::seconds),
+                      format_quantity(collective.latency_time.si(), Dimension::seconds)));
+      lines.push_back(
+          fmt::format("  T_net = {}", format_quantity(cost.t_net.si(), Dimension::seconds)));
+      return lines;
+    }
+    case OpKind::elementwise:
+    case OpKind::embedding_gather:
+    case OpKind::kv_cache_write:
+      lines.push_back(fmt::format("  FLOPs = {} per element × {:.6g} output elements = {:.6g}",
+                                  op.flops_per_element, output_elements(op), cost.flops.si()));
+      break;
+  }
+  if (op.kind == OpKind::elementwise && op.fused) {
+    lines.push_back("  bytes = 0 (fused into a matmul: fusion.into_matmul)");
+  } else {
+    lines.push_back("  bytes = Σ inputs read once + Σ outputs written once:");
+    for (const Tensor& tensor : op.inputs) {
+      lines.push_back("    read  " + tensor_term(tensor));
+    }
+    for (const Tensor& tensor : op.outputs) {
+      lines.push_back("    write " + tensor_term(tensor));
+    }
+    lines.push_back(fmt::format("    = {:.6g} B (ideal: perfect reuse)", cost.ideal_bytes.si()));
+  }
+  for (const TierCost& tier : cost.tiers) {
+    lines.push_back(traffic_line(op, tier));
+  }
+  lines.push_back(fmt::format("  T_math = {:.6g} FLOP / {} ({}) = {}", cost.flops.si(),
+                              format_quantity(path.peak.si(), Dimension::flop_rate), path.name,
+                              format_quantity(cost.t_math.si(), Dimension::seconds)));
+  for (std::size_t index = 0; index < cost.tiers.size(); ++index) {
+    const TierCost& tier = cost.tiers[index];
+    const MemoryTier& memory_tier = roofs.memory[index];
+    if (memory_tier.bandwidth) {
+      lines.push_back(
+          fmt::format("  T_{:<5} = {:.6g} B / {} = {}", tier.tier, tier.bytes.si(),
+                      format_quantity(memory_tier.bandwidth->si(), Dimension::byte_rate),
+                      format_quantity(tier.time.si(), Dimension::seconds)));
+    }
+  }
+  lines.push_back(fmt::format(
+      "  intensity = {:.4g} FLOP/B ({}, tiled; ideal {:.4g}) vs ridge {:.4g} FLOP/B → {}-bound{}",
+      cost.intensity, memory.name, cost.ideal_intensity, cost.critical_intensity,
+      to_string(cost.bound), cost.bound_tier.empty() ? "" : " (" + cost.bound_tier + ")"));
+  lines.push_back(fmt::format("  lower = max = {}, upper = sum = {} (per instance)",
+                              format_quantity(cost.t_lower.si(), Dimension::seconds),
+                              format_quantity(cost.t_upper.si(), Dimension::seconds)));
+  return lines;
+}
+
+}  // namespace rsim

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+
+// `rsim run --explain`: one op's cost (op_cost.hpp) as its formulas with the numbers put in.
+
+#include "sim/graph/graph.hpp"
+#include "sim/spec/hardware.hpp"
+#include "sim/spec/tile.hpp"
+
+#include <string>
+#include <vector>
+
+namespace rsim {
+
+/// The lines of `rsim run --explain`: the op's FLOP and byte formulas with numbers put in.
+std::vector<std::string> explain_op(const Op& op, const Roofs& roofs,
+                                    const TileChoices& tiles = {});
+
+}  // namespace rsim
