@@ -12,7 +12,7 @@
 #include "sim/cost/collectives.hpp"
 #include "sim/cost/cost_table.hpp"
 #include "sim/graph/graph.hpp"
-#include "sim/graph/shard.hpp"
+#include "sim/graph/shard/shard.hpp"
 #include "sim/graph/step_graph.hpp"
 #include "sim/graph/transformer.hpp"
 #include "sim/spec/hardware.hpp"

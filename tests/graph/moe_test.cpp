@@ -6,7 +6,7 @@
 #include "cli_fixture.hpp"
 #include "run_fixture.hpp"
 #include "sim/base/error.hpp"
-#include "sim/graph/shard.hpp"
+#include "sim/graph/shard/shard.hpp"
 #include "sim/spec/config.hpp"
 #include "sim/spec/hf_config.hpp"
 #include "sim/spec/presets.hpp"

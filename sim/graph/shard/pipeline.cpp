@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+#include "sim/graph/shard/pipeline.hpp"
+
+#include "sim/base/error.hpp"
+#include "sim/graph/shard/collective_op.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace rsim::shard {
+
+void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vertex boundary,
+                    const Bytes boundary_bytes) {
+  const std::optional<std::string> axis = plan.pipeline_axis();
+  if (!axis) {
+    return;
+  }
+  const MeshAxis& mesh = *plan.find_axis(*axis);
+  if (mesh.size == 1) {
+    return;
+  }
+  OpGraph& graph = sharded.graph;
+  bool training = false;
+  for (const OpGraph::Stage& stage : graph.stages) {
+    const std::int64_t chunks = mesh.size * stage.pipeline_chunks;
+    if (stage.layers % chunks != 0) {
+      throw InputError(fmt::format(
+          "plan '{}': {} layers of stage '{}' do not split over mesh axis '{}' ({} stages{})",
+          plan.name, stage.layers, stage.name, mesh.name, mesh.size,
+          stage.pipeline_chunks > 1 ? fmt::format(" × {} chunks", stage.pipeline_chunks) : ""));
+    }
+  }
+  for (OpGraph::Vertex vertex = 0; vertex < graph.size(); ++vertex) {
+    Op& op = graph.mutable_op(vertex);
+    if (op.block == "layer") {
+      op.count /= mesh.size;
+    }
+    training = training || op.pass == Pass::backward;
+  }
+  const Op last = graph.op(boundary);
+  for (const OpGraph::Stage& stage : graph.stages) {
+    if (stage.name != last.stage) {
+      continue;
+    }
+    for (const Pass pass : {Pass::forward, Pass::backward}) {
+      if (pass == Pass::backward && !training) {
+        continue;
+      }
+      const std::string direction = pass == Pass::forward ? "send_activations" : "send_gradients";
+      Op send = collective_op(last, CollectiveKind::send_recv, CollectiveRole::pipeline_send,
+                              direction, boundary_bytes, mesh, plan);
+      send.name = "pipeline." + direction;
+      send.collective.axes = {2};  // neighbouring stages: one hop
+      // Once per microbatch here; the v − 1 further chunks' sends are the schedule's
+      // (analysis/schedule.hpp), which derives every v from this one costing.
+      send.count = stage.steps * stage.microbatches;
+      send.pass = pass;
+      graph.add_op(std::move(send));
+    }
+  }
+}
+
+}  // namespace rsim::shard
