@@ -3,7 +3,6 @@
 
 #include "sim/base/error.hpp"
 #include "sim/base/named.hpp"
-#include "sim/spec/config.hpp"
 
 #include <fmt/format.h>
 
@@ -19,23 +18,6 @@ constexpr std::array kObjectiveNames{
     Named<SearchObjective>{SearchObjective::throughput, "throughput"},
     Named<SearchObjective>{SearchObjective::cost, "cost"},
 };
-
-// Why a plan was not costed, by a phrase of its error (first match), else "invalid plan".
-constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kReasons{{
-    {"does not divide", "does not divide the model"},
-    {"whose domain is", "mesh exceeds a network domain"},
-    {"inner tier", "hierarchy does not split evenly"},
-    {"over mesh axis", "does not divide the model"},
-}};
-
-std::string_view reason_of(std::string_view message) {
-  for (const auto& [phrase, reason] : kReasons) {
-    if (message.find(phrase) != std::string_view::npos) {
-      return reason;
-    }
-  }
-  return "invalid plan";
-}
 
 // The network an axis of `size` devices goes over when `used` devices of the innermost tier are
 // taken by the axes placed before it: the innermost tier while it has room, then the next tier
@@ -71,40 +53,47 @@ std::vector<std::string_view> presets_for(const MeshShape& shape) {
   return {"megatron_tp_dp"};
 }
 
-std::string mesh_text(const std::vector<NetworkTier>& tiers, const MeshShape& shape) {
-  std::vector<std::string> axes;
+// The mesh of a shape: its axes (data, then model, as they take the innermost tier) and their
+// text, "data: \"4 over ib\", model: \"8 over nvlink\"".
+struct MeshChoice {
+  std::vector<MeshAxis> axes;
+  std::string text;
+};
+
+MeshChoice mesh_choice(const std::vector<NetworkTier>& tiers, const MeshShape& shape) {
+  MeshChoice mesh;
   if (shape.data > 1) {
     const std::int64_t used = std::min<std::int64_t>(
         shape.model, tiers.front().devices > 0 ? tiers.front().devices : shape.model);
-    axes.push_back(fmt::format("data: \"{} over {}\"", shape.data,
-                               place(tiers, shape.data, shape.model > 1 ? used : 1)));
+    mesh.axes.push_back({"data", shape.data, place(tiers, shape.data, shape.model > 1 ? used : 1)});
   }
   if (shape.model > 1) {
-    axes.push_back(fmt::format("model: \"{} over {}\"", shape.model, place(tiers, shape.model, 1)));
+    mesh.axes.push_back({"model", shape.model, place(tiers, shape.model, 1)});
   }
-  return fmt::format("{}", fmt::join(axes, ", "));
+  std::vector<std::string> texts;
+  for (const MeshAxis& axis : mesh.axes) {
+    texts.push_back(fmt::format("{}: \"{} over {}\"", axis.name, axis.size, axis.network));
+  }
+  mesh.text = fmt::format("{}", fmt::join(texts, ", "));
+  return mesh;
 }
 
 class Searcher {
  public:
   Searcher(const Scenario& scenario, const Roofs& roofs) : scenario_(scenario), roofs_(roofs) {}
 
-  void evaluate(std::string_view preset, const std::string& mesh, std::int64_t devices,
+  void evaluate(std::string_view preset, const MeshChoice& mesh_choice, std::int64_t devices,
                 std::int64_t total_devices, SearchResult& result) const {
     ++result.seen;
+    const std::string& mesh = mesh_choice.text;
     Scenario scenario = scenario_;
     try {
-      if (preset == "single") {
-        scenario.plan = Plan{};
-      } else {
-        const ConfigNode node =
-            parse_config(fmt::format("{{preset: {}, mesh: {{{}}}}}", preset, mesh), "search");
-        scenario.plan = parse_plan(node, scenario.hardware);
-      }
+      scenario.plan =
+          preset == "single" ? Plan{} : make_plan(preset, mesh_choice.axes, scenario.hardware);
       const RunResult run = analyze(std::move(scenario), roofs_);
       if (!run.footprint.fits()) {
         result.rejected.push_back(
-            {std::string(preset), mesh, "does not fit in memory",
+            {std::string(preset), mesh, RejectionReason::memory,
              fmt::format("needs {} per device, has {}",
                          format_quantity(run.footprint.total().si(), Dimension::bytes),
                          format_quantity(run.footprint.capacity.si(), Dimension::bytes))});
@@ -117,9 +106,12 @@ class Searcher {
           static_cast<double>(run.scenario.workload.batch) /
           (run.bounds.total.t_lower.si() * static_cast<double>(devices));
       result.ranked.push_back(std::move(candidate));
+    } catch (const PlanError& error) {
+      result.rejected.push_back(
+          {std::string(preset), mesh, rejection_reason(error.problem()), error.what()});
     } catch (const InputError& error) {
       result.rejected.push_back(
-          {std::string(preset), mesh, std::string(reason_of(error.what())), error.what()});
+          {std::string(preset), mesh, RejectionReason::invalid_plan, error.what()});
     }
   }
 
@@ -152,7 +144,39 @@ void rank(SearchResult& result) {
   }
 }
 
+constexpr std::array kReasonNames{
+    Named<RejectionReason>{RejectionReason::does_not_divide, "does not divide the model"},
+    Named<RejectionReason>{RejectionReason::exceeds_domain, "mesh exceeds a network domain"},
+    Named<RejectionReason>{RejectionReason::uneven_hierarchy, "hierarchy does not split evenly"},
+    Named<RejectionReason>{RejectionReason::invalid_plan, "invalid plan"},
+    Named<RejectionReason>{RejectionReason::memory, "does not fit in memory"},
+    Named<RejectionReason>{RejectionReason::host_memory, "does not fit in host memory"},
+    Named<RejectionReason>{RejectionReason::mesh_tiers, "mesh does not fit the tiers"},
+    Named<RejectionReason>{RejectionReason::layers, "layers do not divide over the pipeline"},
+    Named<RejectionReason>{RejectionReason::batch, "batch does not divide into microbatches"},
+    Named<RejectionReason>{RejectionReason::interleave, "interleaving needs m divisible by p"},
+};
+
 }  // namespace
+
+std::string_view to_string(RejectionReason reason) { return name_of(reason, kReasonNames); }
+
+RejectionReason rejection_reason(PlanProblem problem) {
+  switch (problem) {
+    case PlanProblem::does_not_divide:
+      return RejectionReason::does_not_divide;
+    case PlanProblem::exceeds_domain:
+      return RejectionReason::exceeds_domain;
+    case PlanProblem::uneven_hierarchy:
+      return RejectionReason::uneven_hierarchy;
+    case PlanProblem::unknown_tier:
+    case PlanProblem::unknown_preset:
+    case PlanProblem::missing_mesh_axis:
+    case PlanProblem::zero_stage:
+      break;
+  }
+  return RejectionReason::invalid_plan;
+}
 
 std::vector<std::int64_t> divisors(std::int64_t value) {
   std::vector<std::int64_t> result;
@@ -188,7 +212,7 @@ SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int
   for (std::int64_t replica : divisors(devices)) {
     for (std::int64_t model : divisors(replica)) {
       const MeshShape shape{replica / model, model};
-      const std::string mesh = mesh_text(roofs.network, shape);
+      const MeshChoice mesh = mesh_choice(roofs.network, shape);
       for (std::string_view preset : presets_for(shape)) {
         searcher.evaluate(preset, mesh, replica, devices, result);
       }

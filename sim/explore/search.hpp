@@ -32,11 +32,28 @@ struct SearchCandidate {
   bool pareto = false;  ///< no other plan is both faster and does more work per device
 };
 
-/// A plan the search could not cost, and why (one of a few stated reasons).
+/// Why a search did not cost a plan; to_string gives the phrase the reports count by.
+enum class RejectionReason {
+  does_not_divide,   ///< a sharded axis, the experts or the layers do not divide (PlanProblem)
+  exceeds_domain,    ///< the mesh puts more devices on a tier than its domain holds
+  uneven_hierarchy,  ///< a hierarchical axis does not split into whole inner domains
+  invalid_plan,      ///< any other PlanProblem
+  memory,            ///< does not fit in (HBM) memory
+  host_memory,       ///< offloaded state does not fit in host memory
+  mesh_tiers,        ///< a training mesh does not fit the tiers
+  layers,            ///< the layers do not divide over the pipeline
+  batch,             ///< the batch does not divide into microbatches over the replicas
+  interleave,        ///< interleaving needs the microbatches divisible by the stages
+};
+std::string_view to_string(RejectionReason reason);
+/// The reason of a plan the validation or the sharding refused.
+RejectionReason rejection_reason(PlanProblem problem);
+
+/// A plan the search could not cost, and why.
 struct SearchRejection {
   std::string preset;
   std::string mesh;
-  std::string reason;  ///< "does not divide", "does not fit in memory", "mesh does not fit"
+  RejectionReason reason = RejectionReason::invalid_plan;
   std::string detail;  ///< the error message or the numbers
 };
 
@@ -137,7 +154,7 @@ std::vector<std::string> run_args(const TrainingCandidate& candidate);
 /// differ in a dimension the reason does not depend on).
 struct TrainingRejection {
   TrainingPlan plan;
-  std::string reason;
+  RejectionReason reason = RejectionReason::invalid_plan;
   std::string detail;
   std::int64_t plans = 1;
 };
@@ -156,7 +173,7 @@ struct TrainingSearchResult {
   /// step_lower, then step_upper, then plan order.
   std::vector<TrainingCandidate> ranked;
   std::vector<TrainingRejection> rejected;
-  std::map<std::string, std::int64_t> rejected_by_reason;  ///< plans per reason
+  std::map<std::string, std::int64_t> rejected_by_reason;  ///< plans per reason (its phrase)
   std::int64_t threads = 1;
   /// Stopped by TrainingSearchOptions::cancel (Ctrl-C): `ranked`, `costed` and the rejections
   /// cover the `shapes_searched` of `shapes` plan shapes that finished; `seen` is the whole space.

@@ -5,7 +5,6 @@
 #include "sim/base/error.hpp"
 #include "sim/base/parallel.hpp"
 #include "sim/explore/search.hpp"
-#include "sim/spec/config.hpp"
 
 #include <fmt/format.h>
 
@@ -16,13 +15,13 @@
 namespace rsim {
 namespace {
 
-constexpr std::string_view kMeshReason = "mesh does not fit the tiers";
-constexpr std::string_view kLayersReason = "layers do not divide over the pipeline";
-constexpr std::string_view kBatchReason = "batch does not divide into microbatches";
-constexpr std::string_view kModelReason = "does not divide the model";
-constexpr std::string_view kMemoryReason = "does not fit in memory";
-constexpr std::string_view kHostMemoryReason = "does not fit in host memory";
-constexpr std::string_view kInterleaveReason = "interleaving needs m divisible by p";
+constexpr RejectionReason kMeshReason = RejectionReason::mesh_tiers;
+constexpr RejectionReason kLayersReason = RejectionReason::layers;
+constexpr RejectionReason kBatchReason = RejectionReason::batch;
+constexpr RejectionReason kModelReason = RejectionReason::does_not_divide;
+constexpr RejectionReason kMemoryReason = RejectionReason::memory;
+constexpr RejectionReason kHostMemoryReason = RejectionReason::host_memory;
+constexpr RejectionReason kInterleaveReason = RejectionReason::interleave;
 
 constexpr std::array kRecomputeLevels{Recompute::none, Recompute::selective, Recompute::full};
 
@@ -49,8 +48,9 @@ std::vector<std::int64_t> interleaves(std::int64_t layers, std::int64_t pipeline
 // the next tier whole (pessimistic: a hierarchical collective would keep part of its traffic
 // inside the node).
 struct MeshText {
-  std::string parse;    // every axis, for parse_plan
-  std::string display;  // the axes over more than one device
+  std::vector<MeshAxis> axes;  // every axis, for make_plan
+  std::string parse;           // every axis, as `plan: {mesh: …}` writes them (run_args)
+  std::string display;         // the axes over more than one device
 };
 
 using AxisOrder = std::array<std::size_t, 3>;  // indices into {model, data, stage}
@@ -96,7 +96,12 @@ MeshText place_mesh(const std::vector<NetworkTier>& tiers, const TrainingPlan& p
       shown.push_back(text);
     }
   }
-  return {fmt::format("{}", fmt::join(all, ", ")), fmt::format("{}", fmt::join(shown, ", "))};
+  std::vector<MeshAxis> axes;
+  for (std::size_t axis = 0; axis < kAxisNames.size(); ++axis) {
+    axes.push_back({std::string(kAxisNames.at(axis)), sizes.at(axis), networks.at(axis)});
+  }
+  return {std::move(axes), fmt::format("{}", fmt::join(all, ", ")),
+          fmt::format("{}", fmt::join(shown, ", "))};
 }
 
 // What a search needs to know of the scenario, once.
@@ -226,14 +231,15 @@ class TrainingSearcher {
     // The plans of one m: every v, each with every derived variant.
     const auto all_v = static_cast<std::int64_t>(chunks.size()) * variants(shape, context_.roofs);
     const std::vector<std::int64_t> counts = divisors(context_.scenario.workload.batch);
-    const auto reject_all = [&](std::string_view reason, const std::string& detail) {
+    const auto reject_all = [&](RejectionReason reason, const std::string& detail) {
       result.rejected.push_back(
-          {shape, std::string(reason), detail, static_cast<std::int64_t>(counts.size()) * all_v});
+          {shape, reason, detail, static_cast<std::int64_t>(counts.size()) * all_v});
     };
     const MeshText mesh = place_mesh(context_.roofs.network, shape);
     Plan plan;
     const bool vocab_replicated = context_.vocab > 0 && context_.vocab % shape.tensor != 0;
-    // The plan as `rsim run --set plan=…` takes it (run_args), parsed as that run parses it.
+    // The plan as `rsim run --set plan=…` takes it (run_args); parse_plan makes of it what
+    // make_plan makes of the axes.
     const std::string plan_text =
         fmt::format("{{preset: {}, mesh: {{{}}}{}{}}}", shape.preset(), mesh.parse,
                     vocab_replicated ? ", rules: {vocab: null}" : "",
@@ -241,9 +247,10 @@ class TrainingSearcher {
                         ? fmt::format(", zero_stage: {}", shape.zero_stage)
                         : std::string());
     try {
-      const ConfigNode node = parse_config(plan_text, "search");
-      plan = parse_plan(node, context_.scenario.hardware);
-    } catch (const InputError& error) {
+      plan = make_plan(shape.preset(), mesh.axes, context_.scenario.hardware,
+                       vocab_replicated ? Rules{{"vocab", ""}} : Rules{},
+                       shape.zero_stage == 1 || shape.zero_stage == 2 ? shape.zero_stage : 0);
+    } catch (const PlanError& error) {
       reject_all(kMeshReason, error.what());
       return result;
     }
@@ -294,19 +301,19 @@ class TrainingSearcher {
       const std::int64_t per_microbatch = context_.scenario.workload.batch / point.microbatches;
       if (per_microbatch % shape.data != 0) {
         result.rejected.push_back(
-            {point, std::string(kBatchReason),
+            {point, kBatchReason,
              fmt::format("{} sequences per microbatch do not split over {} replicas",
                          per_microbatch, shape.data),
              all_v});
         continue;
       }
       if (undivided) {
-        result.rejected.push_back({point, std::string(kModelReason), *undivided, all_v});
+        result.rejected.push_back({point, kModelReason, *undivided, all_v});
         continue;
       }
       if (too_big) {
         result.rejected.push_back(
-            {point, std::string(kMemoryReason),
+            {point, kMemoryReason,
              fmt::format("needs more than {} per device (m = {} already: the saved activations "
                          "grow with the microbatch), has {}",
                          bytes_text(too_big->total()), too_big_m, bytes_text(too_big->capacity)),
@@ -355,7 +362,7 @@ class TrainingSearcher {
       ++result.analyses;
       run.emplace(analyze(std::move(scenario), context_.roofs, &cache));
     } catch (const InputError& error) {
-      result.rejected.push_back({point, std::string(kModelReason), error.what(), all_v});
+      result.rejected.push_back({point, kModelReason, error.what(), all_v});
       return {std::nullopt, error.what()};
     }
     const ScheduleInputs& inputs = *run->schedule;
@@ -364,7 +371,7 @@ class TrainingSearcher {
     const Footprint smallest = schedule_step(inputs, choice).footprint;
     if (!smallest.fits()) {
       result.rejected.push_back(
-          {point, std::string(kMemoryReason),
+          {point, kMemoryReason,
            fmt::format("needs {} per device (weights {}, gradients {}, optimizer state {}, "
                        "saved activations {}{}), has {}",
                        bytes_text(smallest.total()), bytes_text(smallest.weights),
@@ -383,7 +390,7 @@ class TrainingSearcher {
       plan_v.interleave = chunk;
       if (chunk > 1 && point.microbatches % point.pipeline != 0) {
         result.rejected.push_back(
-            {plan_v, std::string(kInterleaveReason),
+            {plan_v, kInterleaveReason,
              fmt::format("{} microbatches over {} stages", point.microbatches, point.pipeline),
              per_v});
         continue;
@@ -399,7 +406,7 @@ class TrainingSearcher {
         if (!stored.footprint.fits() || stored.host_bytes > inputs.host_capacity) {
           const bool main = !stored.footprint.fits();
           result.rejected.push_back(
-              {plan_v, std::string(main ? kMemoryReason : kHostMemoryReason),
+              {plan_v, main ? kMemoryReason : kHostMemoryReason,
                main ? fmt::format("needs {} per device offloading {}, has {}",
                                   bytes_text(stored.footprint.total()), plan_v.offloaded(),
                                   bytes_text(stored.footprint.capacity))
@@ -655,7 +662,7 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
     result.analyses += outcome.analyses;
     result.costed += outcome.costed;
     for (TrainingRejection& rejection : outcome.rejected) {
-      result.rejected_by_reason[rejection.reason] += rejection.plans;
+      result.rejected_by_reason[std::string(to_string(rejection.reason))] += rejection.plans;
       result.rejected.push_back(std::move(rejection));
     }
     std::move(outcome.candidates.begin(), outcome.candidates.end(),

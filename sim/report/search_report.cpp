@@ -64,7 +64,7 @@ std::string loses_by(const SearchCandidate& candidate, const SearchCandidate& ab
 std::map<std::string, std::int64_t> rejection_counts(const SearchResult& result) {
   std::map<std::string, std::int64_t> counts;
   for (const SearchRejection& rejection : result.rejected) {
-    ++counts[rejection.reason];
+    ++counts[std::string(to_string(rejection.reason))];
   }
   return counts;
 }
@@ -247,7 +247,7 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
   for (const auto& [reason, count] : result.rejected_by_reason) {
     const auto example = std::find_if(
         result.rejected.begin(), result.rejected.end(),
-        [&](const TrainingRejection& rejection) { return rejection.reason == reason; });
+        [&](const TrainingRejection& rejection) { return to_string(rejection.reason) == reason; });
     out << fmt::format("  {} {}, e.g. {}: {}\n", count, reason, example->plan.label(),
                        example->detail);
   }

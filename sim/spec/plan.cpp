@@ -27,34 +27,10 @@ MeshAxis parse_mesh_axis(const ConfigNode::Entry& entry, const HardwareSpec& har
     node.fail(fmt::format("expected \"N over TIER\" (e.g. \"8 over nvlink\"), got \"{}\"", text));
   }
   MeshAxis axis{entry.key, size, text.substr(over + 6)};
-  std::vector<std::string> names;
-  for (const NetworkTier& candidate : hardware.network) {
-    names.push_back(candidate.name);
-  }
-  // "nvlink+ib": a hierarchy, innermost first; each inner tier holds whole groups of the axis.
-  std::string_view rest = axis.network;
-  std::int64_t remaining = size;
-  while (size > 1 && !rest.empty()) {
-    const std::size_t plus = rest.find('+');
-    const std::string tier_name(rest.substr(0, plus));
-    rest = plus == std::string_view::npos ? std::string_view() : rest.substr(plus + 1);
-    const NetworkTier* tier = nullptr;
-    for (const NetworkTier& candidate : hardware.network) {
-      tier = candidate.name == tier_name ? &candidate : tier;
-    }
-    if (tier == nullptr) {
-      node.fail(fmt::format("{} has no network tier '{}' (tiers: {})", hardware.name, tier_name,
-                            names.empty() ? std::string("none; it is a single device")
-                                          : fmt::format("{}", fmt::join(names, ", "))));
-    }
-    if (!rest.empty() && tier->devices > 0) {
-      const std::int64_t group = std::min(remaining, tier->devices);
-      if (remaining % group != 0) {
-        node.fail(fmt::format("{} devices do not split into groups of {} on {}", remaining, group,
-                              tier->name));
-      }
-      remaining /= group;
-    }
+  try {
+    check_mesh_axis(axis, hardware);
+  } catch (const PlanError& error) {
+    node.fail(error.what());
   }
   return axis;
 }
@@ -93,22 +69,81 @@ std::string preset_names() {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-// Tiers carry a domain (8 GPUs on NVLink, 256 v5e chips on ICI): the axes over one tier must fit.
-void check_domains(const ConfigNode& node, const Plan& plan, const HardwareSpec& hardware) {
-  for (const NetworkTier& tier : hardware.network) {
-    std::int64_t devices = 1;
-    for (const MeshAxis& axis : plan.mesh) {
-      // A hierarchical axis ("nvlink+ib") was checked against its inner domains when parsed.
-      devices *= axis.network == tier.name ? axis.size : 1;
+}  // namespace
+
+std::string_view to_string(PlanProblem problem) {
+  switch (problem) {
+    case PlanProblem::unknown_tier:
+      return "names no network tier of the hardware";
+    case PlanProblem::uneven_hierarchy:
+      return "hierarchy does not split evenly";
+    case PlanProblem::exceeds_domain:
+      return "mesh exceeds a network domain";
+    case PlanProblem::unknown_preset:
+      return "no such plan preset";
+    case PlanProblem::missing_mesh_axis:
+      return "a rule names a mesh axis the mesh lacks";
+    case PlanProblem::zero_stage:
+      return "ZeRO stage not possible";
+    case PlanProblem::does_not_divide:
+      return "does not divide the model";
+  }
+  return "invalid plan";
+}
+
+PlanError::PlanError(PlanProblem problem, const std::string& message)
+    : InputError(message), problem_(problem) {}
+
+void check_mesh_axis(const MeshAxis& axis, const HardwareSpec& hardware) {
+  std::vector<std::string> names;
+  for (const NetworkTier& candidate : hardware.network) {
+    names.push_back(candidate.name);
+  }
+  // "nvlink+ib": a hierarchy, innermost first; each inner tier holds whole groups of the axis.
+  std::string_view rest = axis.network;
+  std::int64_t remaining = axis.size;
+  while (axis.size > 1 && !rest.empty()) {
+    const std::size_t plus = rest.find('+');
+    const std::string tier_name(rest.substr(0, plus));
+    rest = plus == std::string_view::npos ? std::string_view() : rest.substr(plus + 1);
+    const NetworkTier* tier = nullptr;
+    for (const NetworkTier& candidate : hardware.network) {
+      tier = candidate.name == tier_name ? &candidate : tier;
     }
-    if (tier.devices > 0 && devices > tier.devices) {
-      node.fail(fmt::format("the mesh puts {} devices on {}, whose domain is {} devices", devices,
-                            tier.name, tier.devices));
+    if (tier == nullptr) {
+      throw PlanError(
+          PlanProblem::unknown_tier,
+          fmt::format("{} has no network tier '{}' (tiers: {})", hardware.name, tier_name,
+                      names.empty() ? std::string("none; it is a single device")
+                                    : fmt::format("{}", fmt::join(names, ", "))));
+    }
+    if (!rest.empty() && tier->devices > 0) {
+      const std::int64_t group = std::min(remaining, tier->devices);
+      if (remaining % group != 0) {
+        throw PlanError(PlanProblem::uneven_hierarchy,
+                        fmt::format("{} devices do not split into groups of {} on {}", remaining,
+                                    group, tier->name));
+      }
+      remaining /= group;
     }
   }
 }
 
-}  // namespace
+// Tiers carry a domain (8 GPUs on NVLink, 256 v5e chips on ICI): the axes over one tier must fit.
+void check_domains(const Plan& plan, const HardwareSpec& hardware) {
+  for (const NetworkTier& tier : hardware.network) {
+    std::int64_t devices = 1;
+    for (const MeshAxis& axis : plan.mesh) {
+      // A hierarchical axis ("nvlink+ib") was checked against its inner domains on its own.
+      devices *= axis.network == tier.name ? axis.size : 1;
+    }
+    if (tier.devices > 0 && devices > tier.devices) {
+      throw PlanError(PlanProblem::exceeds_domain,
+                      fmt::format("the mesh puts {} devices on {}, whose domain is {} devices",
+                                  devices, tier.name, tier.devices));
+    }
+  }
+}
 
 std::int64_t Plan::devices() const {
   std::int64_t count = 1;
@@ -144,8 +179,6 @@ std::optional<std::string> Plan::mesh_axis_for(std::string_view logical, bool we
 }
 
 namespace {
-
-using Rules = std::vector<std::pair<std::string, std::string>>;
 
 // Rule lists the presets share, in the order they take mesh axes (earlier rules win one).
 Rules concat(std::initializer_list<Rules> parts) {
@@ -232,6 +265,112 @@ const std::vector<PlanPreset>& plan_presets() {
   return kPresets;
 }
 
+namespace {
+
+// Explicit rules override the preset's, key by key.
+void merge_rules(Rules& into, const Rules& from) {
+  for (const auto& rule : from) {
+    bool replaced = false;
+    for (auto& existing : into) {
+      if (existing.first == rule.first) {
+        existing.second = rule.second;
+        replaced = true;
+      }
+    }
+    if (!replaced) {
+      into.push_back(rule);
+    }
+  }
+}
+
+// The preset's rules on the plan's mesh.
+void apply_preset(Plan& plan, const PlanPreset& preset) {
+  plan.name = std::string(preset.name);
+  plan.rules = preset.rules;
+  plan.weight_rules = preset.weight_rules;
+  // A one-axis preset on a one-axis mesh shards over that axis whatever it is called.
+  std::vector<std::string> preset_axes;
+  for (const auto* rules : {&plan.rules, &plan.weight_rules}) {
+    for (const auto& rule : *rules) {
+      if (std::find(preset_axes.begin(), preset_axes.end(), rule.second) == preset_axes.end()) {
+        preset_axes.push_back(rule.second);
+      }
+    }
+  }
+  const bool rename = plan.mesh.size() == 1 && preset_axes.size() == 1;
+  for (auto* rules : {&plan.rules, &plan.weight_rules}) {
+    for (auto& [logical, axis] : *rules) {
+      if (rename) {
+        axis = plan.mesh.front().name;
+      }
+      if (plan.find_axis(axis) == nullptr) {
+        throw PlanError(
+            PlanProblem::missing_mesh_axis,
+            fmt::format("preset '{}' shards '{}' over mesh axis '{}', which the mesh lacks",
+                        preset.name, logical, axis));
+      }
+    }
+  }
+}
+
+void check_zero_stage(const Plan& plan) {
+  if (plan.zero_stage == 3) {
+    throw PlanError(PlanProblem::zero_stage,
+                    "ZeRO-3 shards the weights themselves: use weight_rules {embed: data} "
+                    "(presets fsdp, fsdp_tp, zero3_3d)");
+  }
+  if (plan.zero_stage > 2) {
+    throw PlanError(
+        PlanProblem::zero_stage,
+        "expected 0, 1 (optimizer state sharded over the data axis) or 2 (and gradients)");
+  }
+  if (plan.zero_stage > 0 && !plan.data_axis()) {
+    throw PlanError(PlanProblem::zero_stage,
+                    "ZeRO shards over the data-parallel axis: the plan needs a 'batch' rule");
+  }
+}
+
+void check_rule_axes(const Plan& plan) {
+  for (const auto* rules : {&plan.rules, &plan.weight_rules}) {
+    for (const auto& [logical, axis] : *rules) {
+      if (!axis.empty() && plan.find_axis(axis) == nullptr) {
+        throw PlanError(PlanProblem::missing_mesh_axis,
+                        fmt::format("rule '{}' names no mesh axis '{}' in 'mesh'", logical, axis));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void validate_plan(const Plan& plan, const HardwareSpec& hardware) {
+  for (const MeshAxis& axis : plan.mesh) {
+    check_mesh_axis(axis, hardware);
+  }
+  check_domains(plan, hardware);
+  check_rule_axes(plan);
+  check_zero_stage(plan);
+}
+
+Plan make_plan(std::string_view preset_name, std::vector<MeshAxis> mesh,
+               const HardwareSpec& hardware, const Rules& rules, std::int64_t zero_stage) {
+  Plan plan;
+  plan.mesh = std::move(mesh);
+  const PlanPreset* preset = find_preset(preset_name);
+  if (preset == nullptr) {
+    throw PlanError(PlanProblem::unknown_preset,
+                    fmt::format("no plan preset '{}' (presets: {})", preset_name, preset_names()));
+  }
+  apply_preset(plan, *preset);
+  if (!rules.empty()) {
+    merge_rules(plan.rules, rules);
+    plan.name += "+";
+  }
+  plan.zero_stage = zero_stage;
+  validate_plan(plan, hardware);
+  return plan;
+}
+
 Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware) {
   Plan plan;
   if (node.kind() == ConfigNode::Kind::scalar) {
@@ -254,7 +393,11 @@ Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware) {
     }
     plan.mesh.push_back(parse_mesh_axis(entry, hardware));
   }
-  check_domains(node.at("mesh"), plan, hardware);
+  try {
+    check_domains(plan, hardware);
+  } catch (const PlanError& error) {
+    node.at("mesh").fail(error.what());
+  }
   plan.name = "custom";
   if (const ConfigNode* preset_node = node.find("preset")) {
     const PlanPreset* preset = find_preset(preset_node->as_string());
@@ -262,67 +405,26 @@ Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware) {
       preset_node->fail(fmt::format("no plan preset '{}' (presets: {})", preset_node->as_string(),
                                     preset_names()));
     }
-    plan.name = std::string(preset->name);
-    plan.rules = preset->rules;
-    plan.weight_rules = preset->weight_rules;
-    // A one-axis preset on a one-axis mesh shards over that axis whatever it is called.
-    std::vector<std::string> preset_axes;
-    for (const auto* rules : {&plan.rules, &plan.weight_rules}) {
-      for (const auto& rule : *rules) {
-        if (std::find(preset_axes.begin(), preset_axes.end(), rule.second) == preset_axes.end()) {
-          preset_axes.push_back(rule.second);
-        }
-      }
-    }
-    const bool rename = plan.mesh.size() == 1 && preset_axes.size() == 1;
-    for (auto* rules : {&plan.rules, &plan.weight_rules}) {
-      for (auto& [logical, axis] : *rules) {
-        if (rename) {
-          axis = plan.mesh.front().name;
-        }
-        if (plan.find_axis(axis) == nullptr) {
-          preset_node->fail(
-              fmt::format("preset '{}' shards '{}' over mesh axis '{}', which the mesh lacks",
-                          preset->name, logical, axis));
-        }
-      }
+    try {
+      apply_preset(plan, *preset);
+    } catch (const PlanError& error) {
+      preset_node->fail(error.what());
     }
   }
-  // Explicit rules override the preset's, key by key.
-  const auto merge = [](auto& into, const auto& from) {
-    for (const auto& rule : from) {
-      bool replaced = false;
-      for (auto& existing : into) {
-        if (existing.first == rule.first) {
-          existing.second = rule.second;
-          replaced = true;
-        }
-      }
-      if (!replaced) {
-        into.push_back(rule);
-      }
-    }
-  };
   if (const ConfigNode* rules = node.find("rules")) {
-    merge(plan.rules, parse_rules(*rules, plan));
+    merge_rules(plan.rules, parse_rules(*rules, plan));
     plan.name = node.find("preset") != nullptr ? plan.name + "+" : "custom";
   }
   if (const ConfigNode* rules = node.find("weight_rules")) {
-    merge(plan.weight_rules, parse_rules(*rules, plan));
+    merge_rules(plan.weight_rules, parse_rules(*rules, plan));
     plan.name = node.find("preset") != nullptr ? plan.name + "+" : "custom";
   }
   if (const ConfigNode* zero = node.find("zero_stage")) {
     plan.zero_stage = zero->as_count();
-    if (plan.zero_stage == 3) {
-      zero->fail(
-          "ZeRO-3 shards the weights themselves: use weight_rules {embed: data} (presets fsdp, "
-          "fsdp_tp, zero3_3d)");
-    }
-    if (plan.zero_stage > 2) {
-      zero->fail("expected 0, 1 (optimizer state sharded over the data axis) or 2 (and gradients)");
-    }
-    if (plan.zero_stage > 0 && !plan.data_axis()) {
-      zero->fail("ZeRO shards over the data-parallel axis: the plan needs a 'batch' rule");
+    try {
+      check_zero_stage(plan);
+    } catch (const PlanError& error) {
+      zero->fail(error.what());
     }
   }
   return plan;

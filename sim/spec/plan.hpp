@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "sim/base/error.hpp"
 #include "sim/spec/hardware.hpp"
 
 #include <cstdint>
@@ -75,6 +76,41 @@ struct PlanPreset {
   std::vector<std::pair<std::string, std::string>> weight_rules;
 };
 const std::vector<PlanPreset>& plan_presets();
+
+/// Why a plan cannot run on a hardware or a model: what the searches count their rejections by.
+enum class PlanProblem {
+  unknown_tier,       ///< a mesh axis names a network tier the hardware lacks
+  uneven_hierarchy,   ///< "nvlink+ib": the axis does not split into whole inner domains
+  exceeds_domain,     ///< more devices on a tier than its domain holds
+  unknown_preset,     ///< no plan preset of that name
+  missing_mesh_axis,  ///< a rule names a mesh axis the mesh lacks
+  zero_stage,         ///< a ZeRO stage the plan cannot take
+  does_not_divide,    ///< a sharded tensor axis, the experts or the layers do not divide
+};
+std::string_view to_string(PlanProblem problem);
+
+/// An InputError that says which PlanProblem it is.
+class PlanError : public InputError {
+ public:
+  PlanError(PlanProblem problem, const std::string& message);
+  [[nodiscard]] PlanProblem problem() const { return problem_; }
+
+ private:
+  PlanProblem problem_;
+};
+
+using Rules = std::vector<std::pair<std::string, std::string>>;
+
+/// A mesh axis's tiers exist and a hierarchy ("nvlink+ib") splits into whole inner domains.
+void check_mesh_axis(const MeshAxis& axis, const HardwareSpec& hardware);
+/// The axes over each tier fit its domain.
+void check_domains(const Plan& plan, const HardwareSpec& hardware);
+/// All of a plan's checks against a hardware (what parse_plan checks, without YAML); PlanError.
+void validate_plan(const Plan& plan, const HardwareSpec& hardware);
+/// A preset on a mesh, `rules` overriding its rules (the plan is then "PRESET+"), at a ZeRO
+/// stage: what a search tries, validated as parse_plan would; PlanError.
+Plan make_plan(std::string_view preset, std::vector<MeshAxis> mesh, const HardwareSpec& hardware,
+               const Rules& rules = {}, std::int64_t zero_stage = 0);
 
 /// Parses `plan:` — a preset name (one device only: "single"), or a map with `mesh` ({axis: "N
 /// over TIER"}), and `preset` and/or `rules` / `weight_rules`. Validates the tiers, their domain

@@ -62,7 +62,7 @@ TEST_CASE("plan search counts what it rejects, by reason", "[search]") {
   CHECK(result.seen == 31);
   CHECK(result.rejected.size() == 2);
   for (const auto& rejection : result.rejected) {
-    CHECK(rejection.reason == "does not divide the model");
+    CHECK(rejection.reason == rsim::RejectionReason::does_not_divide);
     CHECK(rejection.mesh == "model: \"16 over ici\"");
   }
   CHECK(result.ranked.size() == 29);
@@ -267,7 +267,7 @@ TEST_CASE("training search counts what it rejects, and interleaving follows from
   CHECK(result.ranked.size() == 1746);
   const auto memory = std::find_if(
       result.rejected.begin(), result.rejected.end(),
-      [](const auto& rejection) { return rejection.reason == "does not fit in memory"; });
+      [](const auto& rejection) { return rejection.reason == rsim::RejectionReason::memory; });
   REQUIRE(memory != result.rejected.end());
   CHECK(memory->detail.find("alone need at least 107.8 GB") != std::string::npos);
   // v = 2 derived from the v = 1 costing against analyze() at v = 2: t1 p2 d4, m = 2.
@@ -455,7 +455,7 @@ TEST_CASE("training search: offloading to host memory, derived by hand", "[searc
   // that offload it do (13.48 + 13.48 + 8.00 GB at most, plus the activations).
   const auto rejected_choices = std::count_if(
       result.rejected.begin(), result.rejected.end(), [](const rsim::TrainingRejection& rejection) {
-        return rejection.reason == "does not fit in memory" && rejection.plan.data == 8 &&
+        return rejection.reason == rsim::RejectionReason::memory && rejection.plan.data == 8 &&
                rejection.plan.zero_stage == 0 && rejection.plan.microbatches == 1 &&
                rejection.plan.recompute == rsim::Recompute::none;
       });
@@ -476,7 +476,7 @@ TEST_CASE("training search: offloading to host memory, derived by hand", "[searc
       small_host, 8);
   const auto host_rejection = std::find_if(
       host_limited.rejected.begin(), host_limited.rejected.end(), [](const auto& rejection) {
-        return rejection.reason == "does not fit in host memory" && rejection.plan.data == 8 &&
+        return rejection.reason == rsim::RejectionReason::host_memory && rejection.plan.data == 8 &&
                rejection.plan.zero_stage == 1 && rejection.plan.offload_weights &&
                !rejection.plan.offload_activations && rejection.plan.offload_optimizer;
       });

@@ -27,10 +27,12 @@ void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vert
   for (const OpGraph::Stage& stage : graph.stages) {
     const std::int64_t chunks = mesh.size * stage.pipeline_chunks;
     if (stage.layers % chunks != 0) {
-      throw InputError(fmt::format(
-          "plan '{}': {} layers of stage '{}' do not split over mesh axis '{}' ({} stages{})",
-          plan.name, stage.layers, stage.name, mesh.name, mesh.size,
-          stage.pipeline_chunks > 1 ? fmt::format(" × {} chunks", stage.pipeline_chunks) : ""));
+      throw PlanError(
+          PlanProblem::does_not_divide,
+          fmt::format(
+              "plan '{}': {} layers of stage '{}' do not split over mesh axis '{}' ({} stages{})",
+              plan.name, stage.layers, stage.name, mesh.name, mesh.size,
+              stage.pipeline_chunks > 1 ? fmt::format(" × {} chunks", stage.pipeline_chunks) : ""));
     }
   }
   for (OpGraph::Vertex vertex = 0; vertex < graph.size(); ++vertex) {

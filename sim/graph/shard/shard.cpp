@@ -38,11 +38,13 @@ void check_experts(const OpGraph& graph, const Plan& plan) {
       const auto mesh_name = plan.mesh_axis_for(logical_axis::experts, weight);
       const MeshAxis* mesh = mesh_name ? plan.find_axis(*mesh_name) : nullptr;
       if (stage.experts > 0 && mesh != nullptr && stage.experts % mesh->size != 0) {
-        throw InputError(fmt::format(
-            "plan '{}': mesh axis '{}' ({} devices) shards the experts of stage '{}', but its "
-            "{} experts (num_local_experts) do not divide over it; expected a mesh axis size "
-            "that divides {}",
-            plan.name, mesh->name, mesh->size, stage.name, stage.experts, stage.experts));
+        throw PlanError(
+            PlanProblem::does_not_divide,
+            fmt::format(
+                "plan '{}': mesh axis '{}' ({} devices) shards the experts of stage '{}', but its "
+                "{} experts (num_local_experts) do not divide over it; expected a mesh axis size "
+                "that divides {}",
+                plan.name, mesh->name, mesh->size, stage.name, stage.experts, stage.experts));
       }
     }
   }

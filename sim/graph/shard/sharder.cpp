@@ -151,11 +151,13 @@ Layout Sharder::layout(const Tensor& tensor, const Op& op, bool attention) const
                            found->size, found->name, mesh.name, mesh.size));
           continue;
         }
-        throw InputError(fmt::format(
-            "plan '{}': axis '{}' of size {} ({} of {}) does not divide over mesh axis '{}' "
-            "({})",
-            plan_.name, found->name, found->size, tensor.name, op.qualified_name(), mesh.name,
-            mesh.size));
+        throw PlanError(
+            PlanProblem::does_not_divide,
+            fmt::format(
+                "plan '{}': axis '{}' of size {} ({} of {}) does not divide over mesh axis '{}' "
+                "({})",
+                plan_.name, found->name, found->size, tensor.name, op.qualified_name(), mesh.name,
+                mesh.size));
       }
       take(index, mesh);
     }
