@@ -4,6 +4,7 @@
 // time.
 #include "sim/base/error.hpp"
 #include "sim/base/parallel.hpp"
+#include "sim/explore/mesh_placement.hpp"
 #include "sim/explore/search.hpp"
 
 #include <fmt/format.h>
@@ -38,70 +39,6 @@ std::vector<std::int64_t> interleaves(std::int64_t layers, std::int64_t pipeline
     return {1};
   }
   return divisors(layers / pipeline);
-}
-
-// The mesh axes, each on the innermost tier while it divides what is left of that tier's domain
-// (NVLink node, ICI slice), in the plan's placement order; placement 0 is Megatron-LM's rank
-// order (tensor innermost, then data, pipeline stages outermost). An axis larger than the domain
-// while no other axis has taken any of it spans the innermost tier and the next ("nvlink+ib":
-// its collectives are hierarchical, NCCL-style); an axis that does not fit what is left goes on
-// the next tier whole (pessimistic: a hierarchical collective would keep part of its traffic
-// inside the node).
-struct MeshText {
-  std::vector<MeshAxis> axes;  // every axis, for make_plan
-  std::string parse;           // every axis, as `plan: {mesh: …}` writes them (run_args)
-  std::string display;         // the axes over more than one device
-};
-
-using AxisOrder = std::array<std::size_t, 3>;  // indices into {model, data, stage}
-constexpr std::array<std::string_view, 3> kAxisNames{"model", "data", "stage"};
-constexpr std::array<AxisOrder, 6> kAxisOrders{
-    {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}};
-
-MeshText place_mesh(const std::vector<NetworkTier>& tiers, const TrainingPlan& plan) {
-  // One device without a network (Thor): every axis has size 1 and names no tier.
-  static const NetworkTier kNoNetwork = [] {
-    NetworkTier tier;
-    tier.name = "none";
-    return tier;
-  }();
-  const NetworkTier& inner = tiers.empty() ? kNoNetwork : tiers.front();
-  std::int64_t room = inner.devices;
-  const std::array<std::int64_t, 3> sizes{plan.tensor, plan.data, plan.pipeline};
-  std::array<std::string, 3> networks;
-  const AxisOrder& order = kAxisOrders.at(static_cast<std::size_t>(plan.placement));
-  for (const std::size_t axis : order) {
-    const std::int64_t size = sizes.at(axis);
-    std::string& network = networks.at(axis);
-    network = inner.name;
-    if (size > 1 && tiers.size() > 1 && inner.devices > 0) {
-      if (size <= room && room % size == 0) {
-        room /= size;
-      } else if (room == inner.devices) {
-        network = inner.name + "+" + tiers[1].name;
-        room = 1;
-      } else {
-        network = tiers[1].name;
-      }
-    }
-  }
-  // Printed in one order whatever the placement: the text names a plan.
-  std::vector<std::string> all;
-  std::vector<std::string> shown;
-  for (std::size_t axis = 0; axis < kAxisNames.size(); ++axis) {
-    const std::string text =
-        fmt::format("{}: \"{} over {}\"", kAxisNames.at(axis), sizes.at(axis), networks.at(axis));
-    all.push_back(text);
-    if (sizes.at(axis) > 1) {
-      shown.push_back(text);
-    }
-  }
-  std::vector<MeshAxis> axes;
-  for (std::size_t axis = 0; axis < kAxisNames.size(); ++axis) {
-    axes.push_back({std::string(kAxisNames.at(axis)), sizes.at(axis), networks.at(axis)});
-  }
-  return {std::move(axes), fmt::format("{}", fmt::join(all, ", ")),
-          fmt::format("{}", fmt::join(shown, ", "))};
 }
 
 // What a search needs to know of the scenario, once.
@@ -235,7 +172,7 @@ class TrainingSearcher {
       result.rejected.push_back(
           {shape, reason, detail, static_cast<std::int64_t>(counts.size()) * all_v});
     };
-    const MeshText mesh = place_mesh(context_.roofs.network, shape);
+    const PlacedMesh mesh = place_mesh(context_.roofs.network, shape);
     Plan plan;
     const bool vocab_replicated = context_.vocab > 0 && context_.vocab % shape.tensor != 0;
     // The plan as `rsim run --set plan=…` takes it (run_args); parse_plan makes of it what
@@ -460,27 +397,6 @@ class TrainingSearcher {
   const SearchContext& context_;
 };
 
-// The placements of t × p × d that put some axis on another tier: orders that place every axis
-// where an earlier order did are the same plan, counted once (on one node every order is).
-std::vector<std::int64_t> distinct_placements(const Roofs& roofs, std::int64_t tensor,
-                                              std::int64_t pipeline, std::int64_t data) {
-  std::vector<std::int64_t> placements;
-  std::vector<std::string> meshes;
-  TrainingPlan plan;
-  plan.tensor = tensor;
-  plan.pipeline = pipeline;
-  plan.data = data;
-  for (std::size_t order = 0; order < kAxisOrders.size(); ++order) {
-    plan.placement = static_cast<std::int64_t>(order);
-    std::string mesh = place_mesh(roofs.network, plan).parse;
-    if (std::find(meshes.begin(), meshes.end(), mesh) == meshes.end()) {
-      meshes.push_back(std::move(mesh));
-      placements.push_back(plan.placement);
-    }
-  }
-  return placements;
-}
-
 // Forward and backward FLOPs of one step on one device holding everything, without
 // recomputation (the MFU numerator: Chowdhery et al. 2022, PaLM App. B), and the peak of the
 // matmuls' compute path.
@@ -506,76 +422,6 @@ std::pair<double, double> model_flops(const Scenario& scenario, const Roofs& roo
 }
 
 }  // namespace
-
-std::string_view TrainingPlan::preset() const {
-  if (zero_stage == 3) {
-    return sequence_parallel ? "zero3_3d_sp" : "zero3_3d";
-  }
-  return sequence_parallel ? "megatron_3d_sp" : "megatron_3d";
-}
-
-std::string TrainingPlan::sharding() const {
-  return zero_stage == 1 || zero_stage == 2 ? fmt::format("{}+zero{}", preset(), zero_stage)
-                                            : std::string(preset());
-}
-
-const std::vector<std::string>& training_axis_orders() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> orders;
-    for (const AxisOrder& order : kAxisOrders) {
-      orders.push_back(fmt::format("{}>{}>{}", kAxisNames.at(order[0]), kAxisNames.at(order[1]),
-                                   kAxisNames.at(order[2])));
-    }
-    return orders;
-  }();
-  return names;
-}
-
-const std::string& TrainingPlan::placement_order() const {
-  return training_axis_orders().at(static_cast<std::size_t>(placement));
-}
-
-std::string TrainingPlan::offloaded() const {
-  std::vector<std::string_view> parts;
-  for (const auto& [offloaded, name] :
-       {std::pair{offload_weights, "weights"}, std::pair{offload_activations, "activations"},
-        std::pair{offload_optimizer, "optimizer"}}) {
-    if (offloaded) {
-      parts.emplace_back(name);
-    }
-  }
-  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, "+"));
-}
-
-std::vector<std::string> run_args(const TrainingCandidate& candidate) {
-  const TrainingPlan& plan = candidate.plan;
-  std::vector<std::string_view> offloaded;
-  for (const auto& [chosen, name] : {std::pair{plan.offload_weights, "weights"},
-                                     std::pair{plan.offload_activations, "activations"},
-                                     std::pair{plan.offload_optimizer, "optimizer"}}) {
-    if (chosen) {
-      offloaded.emplace_back(name);
-    }
-  }
-  const auto flag = [](bool value) { return value ? "true" : "false"; };
-  return {"--set", "plan=" + candidate.plan_yaml,
-          "--set", fmt::format("workload.microbatches={}", plan.microbatches),
-          "--set", fmt::format("workload.recompute={}", to_string(plan.recompute)),
-          "--set", fmt::format("workload.pipeline_interleave={}", plan.interleave),
-          "--set", fmt::format("workload.overlap_gradients={}", flag(plan.overlap_gradients)),
-          "--set", fmt::format("workload.overlap_tensor={}", flag(plan.overlap_tensor)),
-          "--set", fmt::format("workload.offload=[{}]", fmt::join(offloaded, ", "))};
-}
-
-std::string TrainingPlan::label() const {
-  const bool offloads = offload_weights || offload_activations || offload_optimizer;
-  return fmt::format("t{} p{} d{} {} m{} {}{}{}{}{}{}", tensor, pipeline, data, sharding(),
-                     microbatches, to_string(recompute),
-                     pipeline > 1 ? fmt::format(" v{}", interleave) : "",
-                     overlap_gradients ? " overlap" : "", overlap_tensor ? " tp-overlap" : "",
-                     offloads ? " offload:" + offloaded() : "",
-                     placement != 0 ? " place:" + placement_order() : "");
-}
 
 TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,
                                            std::int64_t devices,
