@@ -135,21 +135,11 @@ ParameterCount count_parameters(const TransformerSpec& spec);
 ParameterCount count_parameters(const StageSpec& stage);
 ParameterCount count_parameters(const ModelSpec& model);
 
-/// Finds a preset or file by name: given "gemma_2b" and kind "models", returns the first
-/// existing models/gemma_2b.yaml along the search path; a path to an existing file is returned
-/// as is. InputError if nothing is found.
-using PresetResolver = std::function<std::filesystem::path(
-    std::string_view name, std::string_view kind, const std::filesystem::path& referrer)>;
-
 /// Builds a TransformerSpec from a parsed component document.
 TransformerSpec parse_transformer(const ConfigNode& document);
-/// Loads a component file: a model YAML, or a Hugging Face config.json (see
-/// sim/spec/hf_config.hpp). YAML is parsed through `files` where given (here and in load_model).
-TransformerSpec load_component(const std::filesystem::path& path, ConfigFiles* files = nullptr);
-/// Loads a model file: a component (one stage, tokens set later by the workload; a YAML or a
-/// Hugging Face config.json) or a composite with `stages:` whose components are resolved
-/// through `resolve`.
-ModelSpec load_model(const std::filesystem::path& path, const PresetResolver& resolve,
-                     ConfigFiles* files = nullptr);
+/// `attention: causal | bidirectional`.
+AttentionMask parse_attention_mask(const ConfigNode& node);
+/// `activation: gelu | gelu_tanh | silu | relu`.
+Activation parse_activation(const ConfigNode& node);
 
 }  // namespace rsim

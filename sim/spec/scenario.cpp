@@ -3,6 +3,7 @@
 
 #include "sim/base/error.hpp"
 #include "sim/spec/config.hpp"
+#include "sim/spec/model_files.hpp"
 #include "sim/spec/presets.hpp"
 
 #include <fmt/format.h>

@@ -9,6 +9,7 @@
 #include "sim/graph/shard/shard.hpp"
 #include "sim/spec/config.hpp"
 #include "sim/spec/hf_config.hpp"
+#include "sim/spec/model_files.hpp"
 #include "sim/spec/presets.hpp"
 
 #include <catch2/catch.hpp>

@@ -7,6 +7,7 @@
 #include "run_fixture.hpp"
 #include "sim/base/error.hpp"
 #include "sim/spec/config.hpp"
+#include "sim/spec/model_files.hpp"
 #include "sim/spec/presets.hpp"
 #include "test_paths.hpp"
 

@@ -2,6 +2,7 @@
 #include "sim/spec/model.hpp"
 
 #include "sim/spec/config.hpp"
+#include "sim/spec/model_files.hpp"
 #include "sim/spec/presets.hpp"
 #include "test_paths.hpp"
 
