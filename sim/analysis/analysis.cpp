@@ -120,7 +120,7 @@ RunResult analyze_step(Scenario scenario, Roofs roofs, TileCache* cache) {
   Bounds bounds = compute_bounds(graph, table);
   std::vector<AxisThreshold> thresholds;
   std::optional<FsdpTpSplit> split;
-  if (scenario.workload.phase == "train") {
+  if (scenario.workload.phase == Phase::train) {
     thresholds = training_thresholds(scenario, graph, table, roofs);
     split = fsdp_tp_split(scenario, graph, table, roofs);
   }
@@ -128,7 +128,7 @@ RunResult analyze_step(Scenario scenario, Roofs roofs, TileCache* cache) {
   std::vector<GroupCritical> groups = group_criticals(graph, table, roofs);
   Footprint memory = weights_and_cache(scenario, graph, order, parameters, weight_fraction, roofs);
   std::optional<TrainingMemory> training;
-  if (scenario.workload.phase == "train") {
+  if (scenario.workload.phase == Phase::train) {
     training = training_memory(scenario, graph, parameters, weight_fraction);
     memory.activations = training->saved_activations;
     memory.gradients = training->gradients;
@@ -138,7 +138,7 @@ RunResult analyze_step(Scenario scenario, Roofs roofs, TileCache* cache) {
   std::optional<PipelineSchedule> pipeline;
   std::optional<ScheduleInputs> schedule;
   std::optional<StepTimes> step;
-  if (scenario.workload.phase == "train" || pipeline_stages(scenario.plan) > 1) {
+  if (scenario.workload.phase == Phase::train || pipeline_stages(scenario.plan) > 1) {
     check_schedule(scenario, roofs);
     schedule = schedule_inputs(scenario, graph, table, bounds, memory, training, parameters, roofs);
     step.emplace();
@@ -147,7 +147,7 @@ RunResult analyze_step(Scenario scenario, Roofs roofs, TileCache* cache) {
   const std::optional<double> width = critical_width(graph, table);
   std::optional<DecodeCritical> decode;
   std::optional<DecodeRequest> request;
-  if (scenario.workload.phase == "decode") {
+  if (scenario.workload.phase == Phase::decode) {
     decode = decode_critical(scenario, graph, table, roofs);
   }
   return RunResult{std::move(scenario),

@@ -46,7 +46,7 @@ DecodeCritical decode_critical(const Scenario& scenario, const OpGraph& graph,
 Scenario prompt_prefill_scenario(const Scenario& scenario) {
   Scenario prefill = scenario;
   const std::int64_t prompt = scenario.workload.context;
-  prefill.workload.phase = "prefill";
+  prefill.workload.phase = Phase::prefill;
   prefill.workload.seq_len = prompt;
   prefill.workload.context = 0;
   prefill.workload.decode_steps = 0;

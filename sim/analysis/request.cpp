@@ -33,7 +33,7 @@ bool near(Seconds value, Seconds expected) {
 }  // namespace
 
 DecodeRequest analyze_request(const Scenario& scenario, const Roofs& roofs) {
-  RSIM_CHECK(scenario.workload.phase == "decode" && scenario.workload.decode_steps > 0,
+  RSIM_CHECK(scenario.workload.phase == Phase::decode && scenario.workload.decode_steps > 0,
              "a request is a decode workload with decode_steps");
   DecodeRequest request;
   request.prompt_tokens = scenario.workload.context;
@@ -95,7 +95,7 @@ DecodeRequest analyze_request(const Scenario& scenario, const Roofs& roofs) {
 }
 
 RunResult analyze(Scenario scenario, Roofs roofs, TileCache* cache) {
-  if (scenario.workload.phase != "decode" || scenario.workload.decode_steps == 0) {
+  if (scenario.workload.phase != Phase::decode || scenario.workload.decode_steps == 0) {
     return analyze_step(std::move(scenario), std::move(roofs), cache);
   }
   DecodeRequest request = analyze_request(scenario, roofs);

@@ -251,7 +251,7 @@ std::vector<std::size_t> BatchLine::rows_of(OpGraph& graph,
 
 BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
     : scenario_(scenario), roofs_(roofs), parameters_(count_parameters(scenario.model)) {
-  if (scenario.workload.phase == "train") {
+  if (scenario.workload.phase == Phase::train) {
     why_ = "a training step (microbatches, pipeline bubble, saved activations)";
     return;
   }

@@ -161,6 +161,9 @@ struct TrainingRejection {
 
 struct TrainingSearchResult {
   std::string scenario;
+  /// The search's own scenario options as `rsim run` takes them (--mode, --set, …): they come
+  /// before a plan's run_args in the line that reproduces it.
+  std::vector<std::string> scenario_args;
   std::int64_t devices = 1;
   std::int64_t batch = 1;    ///< sequences per step
   std::int64_t seq_len = 0;  ///< tokens per sequence

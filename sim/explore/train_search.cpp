@@ -426,7 +426,7 @@ std::pair<double, double> model_flops(const Scenario& scenario, const Roofs& roo
 TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs& roofs,
                                            std::int64_t devices,
                                            const TrainingSearchOptions& options) {
-  if (scenario.workload.phase != "train") {
+  if (scenario.workload.phase != Phase::train) {
     throw InputError("a training plan search needs a scenario with workload phase: train");
   }
   if (devices < 1) {

@@ -8,7 +8,7 @@ namespace rsim {
 
 OpGraph build_graph(const Scenario& scenario) {
   OpGraph graph = build_forward_graph(scenario);
-  if (scenario.workload.phase == "train") {
+  if (scenario.workload.phase == Phase::train) {
     add_training_passes(graph, scenario);
   }
   return graph;

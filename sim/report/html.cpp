@@ -186,7 +186,8 @@ void write_scenario(std::ostream& out, const RunResult& run) {
                        ? fmt::format(" ({} active per token)",
                                      format_count(static_cast<double>(run.parameters.active())))
                        : std::string()));
-  item("workload", fmt::format("{}, batch {}", scenario.workload.phase, scenario.workload.batch));
+  item("workload",
+       fmt::format("{}, batch {}", to_string(scenario.workload.phase), scenario.workload.batch));
   item("precision", describe(scenario.precision));
   item("plan", scenario.plan.devices() > 1
                    ? fmt::format("{} on {} devices", scenario.plan.name, scenario.plan.devices())

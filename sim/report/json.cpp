@@ -104,7 +104,7 @@ Json rate_json(double tokens, PhaseTimes times) {
 // null outside training; the step's passes, schedule and thresholds (SI units).
 Json training_json(const RunResult& result) {
   const Scenario& scenario = result.scenario;
-  if (scenario.workload.phase != "train") {
+  if (scenario.workload.phase != Phase::train) {
     return nullptr;
   }
   const Training& training = scenario.workload.training;
@@ -171,7 +171,7 @@ Json training_json(const RunResult& result) {
 
 Json decode_json(const RunResult& result) {
   const Scenario& scenario = result.scenario;
-  if (scenario.workload.phase != "decode") {
+  if (scenario.workload.phase != Phase::decode) {
     return nullptr;
   }
   const double batch = static_cast<double>(scenario.workload.batch);
@@ -416,7 +416,7 @@ Json run_to_json(const RunResult& result) {
          {"source", reference.source}});
   }
   // A decode step caches its context and its new token; a request's last step the most.
-  const Json kv_tokens = scenario.workload.phase == "decode"
+  const Json kv_tokens = scenario.workload.phase == Phase::decode
                              ? Json(scenario.workload.context +
                                     std::max<std::int64_t>(scenario.workload.decode_steps, 1))
                              : Json(nullptr);
@@ -427,7 +427,7 @@ Json run_to_json(const RunResult& result) {
       {"mode", result.roofs.mode},
       {"model", scenario.model.name},
       {"workload",
-       {{"phase", scenario.workload.phase},
+       {{"phase", to_string(scenario.workload.phase)},
         {"batch", scenario.workload.batch},
         {"context", scenario.workload.context},
         {"decode_steps", scenario.workload.decode_steps},

@@ -320,6 +320,9 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
                        result.ranked.front().mesh.empty() ? std::string("one device")
                                                           : result.ranked.front().mesh);
     std::vector<std::string> words{"rsim", "run", shell_quoted(result.scenario)};
+    for (const std::string& arg : result.scenario_args) {
+      words.push_back(shell_quoted(arg));
+    }
     for (const std::string& arg : run_args(result.ranked.front())) {
       words.push_back(shell_quoted(arg));
     }
@@ -382,17 +385,12 @@ nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& resul
   for (const auto& [reason, count] : result.rejected_by_reason) {
     rejected[reason] = count;
   }
-  return Json{{"scenario", result.scenario},
-              {"devices", result.devices},
-              {"phase", "train"},
-              {"seen", result.seen},
-              {"costed", result.costed},
-              {"analyses", result.analyses},
-              {"cancelled", result.cancelled},
-              {"shapes", result.shapes},
-              {"shapes_searched", result.shapes_searched},
-              {"rejected", rejected},
-              {"ranked", ranked}};
+  return Json{{"scenario", result.scenario}, {"scenario_args", result.scenario_args},
+              {"devices", result.devices},   {"phase", "train"},
+              {"seen", result.seen},         {"costed", result.costed},
+              {"analyses", result.analyses}, {"cancelled", result.cancelled},
+              {"shapes", result.shapes},     {"shapes_searched", result.shapes_searched},
+              {"rejected", rejected},        {"ranked", ranked}};
 }
 
 }  // namespace rsim

@@ -59,7 +59,7 @@ void write_header(std::ostream& out, const RunResult& result) {
                          : std::string(),
                      fmt::join(stage_names, ", "));
   const Workload& workload = scenario.workload;
-  if (workload.phase == "train") {
+  if (workload.phase == Phase::train) {
     const Training& training = workload.training;
     out << fmt::format(
         "  workload   train step: {} sequences × {} tokens ({} tokens) in {} microbatch{} of {}; "
@@ -74,11 +74,11 @@ void write_header(std::ostream& out, const RunResult& result) {
   } else {
     out << fmt::format(
         "  workload   {}, batch {}{}\n",
-        workload.phase != "decode"  ? "prefill"
-        : workload.decode_steps > 0 ? "decode request (prompt prefill + decode steps)"
-                                    : "decode step",
+        workload.phase != Phase::decode ? "prefill"
+        : workload.decode_steps > 0     ? "decode request (prompt prefill + decode steps)"
+                                        : "decode step",
         workload.batch,
-        workload.phase != "decode" ? std::string()
+        workload.phase != Phase::decode ? std::string()
         : workload.decode_steps > 0
             ? fmt::format(", prompt (context) {} tokens, {} decode steps; the tables below are its "
                           "first step",
@@ -123,7 +123,7 @@ void write_memory(std::ostream& out, const RunResult& result) {
   const MemoryTier& memory = result.roofs.main_memory();
   const Workload& workload = scenario.workload;
   std::string when;
-  if (workload.phase == "decode") {
+  if (workload.phase == Phase::decode) {
     // A step holds its cached context and its new token; a request's last step the most.
     when = fmt::format("; KV cache of {} tokens per sequence{}",
                        workload.context + std::max<std::int64_t>(workload.decode_steps, 1),
@@ -140,7 +140,7 @@ void write_memory(std::ostream& out, const RunResult& result) {
     table.add_row({part, bytes(size), capacity > 0.0 ? percent(size.si() / capacity) : "-"});
   };
   add(scenario.plan.devices() > 1 ? "weights (this device's shard)" : "weights", footprint.weights);
-  const bool training = workload.phase == "train";
+  const bool training = workload.phase == Phase::train;
   if (training) {
     add("gradients", footprint.gradients);
     add(fmt::format("optimizer state ({})", to_string(workload.training.optimizer)),

@@ -20,7 +20,7 @@ std::string tokens_per_second(double tokens, PhaseTimes time) {
 
 void write_training(std::ostream& out, const RunResult& result) {
   const Scenario& scenario = result.scenario;
-  if (scenario.workload.phase != "train") {
+  if (scenario.workload.phase != Phase::train) {
     return;
   }
   out << "Training step by pass (per device, all microbatches)\n";
@@ -103,7 +103,7 @@ void write_training(std::ostream& out, const RunResult& result) {
 }
 
 void write_decode(std::ostream& out, const RunResult& result) {
-  if (result.scenario.workload.phase != "decode") {
+  if (result.scenario.workload.phase != Phase::decode) {
     return;
   }
   const Totals& total = result.bounds.total;

@@ -93,7 +93,7 @@ Workload parse_training(const ConfigNode& node, ModelSpec& model) {
     }
   }
   Workload workload;
-  workload.phase = "train";
+  workload.phase = Phase::train;
   StageSpec& stage = model.stages.front();
   if (stage.component.vision) {
     phase.fail("training a vision encoder is not modelled (it has no token loss)");
@@ -155,8 +155,11 @@ Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
                    "global_batch_tokens", "microbatches", "recompute", "optimizer",
                    "pipeline_interleave", "overlap_gradients", "overlap_tensor", "offload"});
   Workload workload;
-  workload.phase = node.at("phase").as_choice({"prefill", "decode", "train"});
-  if (workload.phase == "train") {
+  const std::string phase_name = node.at("phase").as_choice({"prefill", "decode", "train"});
+  workload.phase = phase_name == "train"    ? Phase::train
+                   : phase_name == "decode" ? Phase::decode
+                                            : Phase::prefill;
+  if (workload.phase == Phase::train) {
     return parse_training(node, model);
   }
   for (std::string_view key :
@@ -167,7 +170,7 @@ Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
     }
   }
   workload.batch = node.at("batch").as_positive_int();
-  if (workload.phase == "decode") {
+  if (workload.phase == Phase::decode) {
     const ConfigNode& phase = node.at("phase");
     if (model.composite || model.stages.front().component.vocab_size == 0 ||
         !model.stages.front().component.decoder) {
@@ -525,6 +528,18 @@ std::vector<Scenario> load_scenario_variants(const std::filesystem::path& path,
     scenarios.push_back(load_scenario(path, {overrides.sets, name}, &files));
   }
   return scenarios;
+}
+
+std::string_view to_string(Phase phase) {
+  switch (phase) {
+    case Phase::prefill:
+      return "prefill";
+    case Phase::decode:
+      return "decode";
+    case Phase::train:
+      return "train";
+  }
+  return "prefill";
 }
 
 std::string TrainingOffload::label() const {

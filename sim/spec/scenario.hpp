@@ -79,12 +79,17 @@ struct Training {
   TrainingOffload offload;
 };
 
+/// prefill: every token of every stage at once; decode: one new token per sequence against a
+/// KV cache; train: forward, backward and the optimizer step.
+enum class Phase { prefill, decode, train };
+std::string_view to_string(Phase phase);
+
 /// What is run: the phase, the batch and (for single-stage models) the sequence length.
 /// prefill: every token of every stage at once; decode: one new token per sequence attending to
 /// `context` cached tokens (one step of autoregressive generation); train: forward, backward and
 /// the optimizer step over `batch` sequences of `seq_len` tokens.
 struct Workload {
-  std::string phase = "prefill";
+  Phase phase = Phase::prefill;
   std::int64_t batch = 1;    ///< sequences (train: the global batch of one step)
   std::int64_t seq_len = 0;  ///< prefill of a single-stage model; composites fix their lengths
   std::int64_t context = 0;  ///< decode: tokens already in the KV cache (a request's prompt)

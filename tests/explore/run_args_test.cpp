@@ -103,15 +103,22 @@ TEST_CASE("run_args reproduce the Llama 3 8B search's plans: overlaps, interleav
 }
 
 TEST_CASE("the search's JSON run_args given to `rsim run` print its step_lower_s", "[cli][train]") {
+  // The search's own roof and scenario options come first: a slower HBM, Adam → SGD.
   const rsim::test::Outcome searched = rsim::test::rsim_cli(
       {"search", rsim::test::source_path("scenarios/llama3_8b_train_h100.yaml"), "--devices", "16",
-       "--top", "1", "--format", "json"});
+       "--top", "1", "--format", "json", "--bandwidth", "hbm=2 TB/s", "--set",
+       "workload.optimizer=sgd"});
   REQUIRE(searched.code == 0);
-  const auto best = nlohmann::json::parse(searched.out)["ranked"][0];
+  const auto searched_json = nlohmann::json::parse(searched.out);
+  CHECK(searched_json["scenario_args"] ==
+        nlohmann::json({"--bandwidth", "hbm=2 TB/s", "--set", "workload.optimizer=sgd"}));
+  const auto best = searched_json["ranked"][0];
   std::vector<std::string> args{
       "run", rsim::test::source_path("scenarios/llama3_8b_train_h100.yaml"), "--format", "json"};
-  for (const auto& arg : best["run_args"]) {
-    args.push_back(arg.get<std::string>());
+  for (const auto* list : {&searched_json["scenario_args"], &best["run_args"]}) {
+    for (const auto& arg : *list) {
+      args.push_back(arg.get<std::string>());
+    }
   }
   const rsim::test::Outcome ran = rsim::test::rsim_cli(args);
   REQUIRE(ran.code == 0);

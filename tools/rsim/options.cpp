@@ -106,4 +106,28 @@ RunResult run_scenario(Scenario scenario, const ScenarioOptions& options) {
   return analyze(std::move(scenario), std::move(roofs));
 }
 
+std::vector<std::string> run_arguments(const ScenarioOptions& options) {
+  std::vector<std::string> args;
+  const auto add = [&](std::string_view flag, const std::string& value) {
+    if (!value.empty()) {
+      args.emplace_back(flag);
+      args.push_back(value);
+    }
+  };
+  add("--mode", options.roofs.mode);
+  for (const std::string& peak : options.roofs.peaks) {
+    add("--peak", peak);
+  }
+  for (const std::string& bandwidth : options.roofs.bandwidths) {
+    add("--bandwidth", bandwidth);
+  }
+  for (const std::string& set : options.sets) {
+    add("--set", set);
+  }
+  add("--precision", options.precision);
+  add("--plan", options.plan);
+  add("--variant", options.variant);
+  return args;
+}
+
 }  // namespace rsim::cli

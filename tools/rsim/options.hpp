@@ -49,6 +49,10 @@ void add_runs_chart_options(CLI::App& command, ScenarioOptions& options);
 
 ScenarioOverrides scenario_overrides(const ScenarioOptions& options);
 
+/// The options `rsim run` shares with the command that was given them (--mode, --peak,
+/// --bandwidth, --set, --precision, --plan, --variant), as arguments.
+std::vector<std::string> run_arguments(const ScenarioOptions& options);
+
 RunResult run_scenario(Scenario scenario, const ScenarioOptions& options);
 
 }  // namespace rsim::cli

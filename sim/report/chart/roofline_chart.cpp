@@ -112,7 +112,7 @@ RooflineChart roofline_of_run(const RunResult& run) {
       "({}-bound)",
       run.roofs.hardware, run.roofs.mode, to_string(precision.weights),
       to_string(precision.activations), to_string(precision.kv_cache), precision.compute,
-      scenario.workload.phase == "decode" ? "decode" : "prefill", scenario.workload.batch,
+      scenario.workload.phase == Phase::decode ? "decode" : "prefill", scenario.workload.batch,
       format_quantity(total.t_lower.si(), Dimension::seconds), to_string(total.bound));
   double no_bytes_share = 0.0;
   double no_flops_share = 0.0;

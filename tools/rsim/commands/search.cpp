@@ -42,6 +42,7 @@ int training_search_command(const SearchOptionsCli& options, const Scenario& sce
   TrainingSearchResult result;
   try {
     result = search_training_plans(scenario, roofs, options.devices, search);
+    result.scenario_args = run_arguments(options.scenario);
   } catch (...) {
     std::signal(SIGINT, previous);
     throw;
@@ -68,7 +69,7 @@ int search_command(const SearchOptionsCli& options, std::ostream& out, std::ostr
       load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
   const Roofs roofs = scenario_roofs(scenario, options.scenario.roofs.mode,
                                      parse_overrides(options.scenario.roofs));
-  if (scenario.workload.phase == "train") {
+  if (scenario.workload.phase == Phase::train) {
     return training_search_command(options, scenario, roofs, out, err);
   }
   const SearchResult result = search_plans(scenario, roofs, options.devices, *objective);
