@@ -106,8 +106,17 @@ FlashShape flash_shape(const Op& attention) {
   for (const Tensor& output : attention.outputs) {
     shape.query_output_bytes += output.bytes();
   }
+  // K and V (and their caches) are re-read per query tile; an input laid out like Q (the
+  // backward's O and dO) is read once per query tile like Q itself. Counting O and dO as K/V
+  // re-reads made the backward's bytes grow with the query heads per KV head (issue 21, #2).
+  const auto same_axes = [](const Tensor& a, const Tensor& b) {
+    return std::equal(a.axes.begin(), a.axes.end(), b.axes.begin(), b.axes.end(),
+                      [](const Axis& x, const Axis& y) { return x.name == y.name; });
+  };
   for (std::size_t index = 1; index < attention.inputs.size(); ++index) {
-    shape.key_value_bytes += attention.inputs[index].bytes();
+    const Tensor& input = attention.inputs[index];
+    (same_axes(input, attention.inputs[0]) ? shape.query_output_bytes : shape.key_value_bytes) +=
+        input.bytes();
   }
   shape.q_element_bytes = bytes_per_element(attention.inputs[0].dtype);
   shape.kv_element_bytes = bytes_per_element(attention.inputs.back().dtype);

@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 namespace {
 
@@ -349,4 +351,53 @@ TEST_CASE("ZeRO-1/2 split the optimizer state and gradients over the data axis",
   CHECK_THROWS_WITH(load({{"plan.zero_stage", "3"}}), Catch::Contains("weight_rules"));
   CHECK_THROWS_WITH(load({{"plan.zero_stage", "1"}, {"plan.preset", "megatron_tp"}}),
                     Catch::Contains("needs a 'batch' rule"));
+}
+
+TEST_CASE("FMHA backward bytes do not grow with the query heads per KV head",
+          "[training][attention]") {
+  // Issue 21 #2: one causal layer, batch 1, sequence 8192, 16 query heads of 128 on an H100.
+  // At 1, 4 and 16 query heads per KV head the FLOPs are the same, and fewer KV heads mean fewer
+  // K/V bytes: the backward's lower bound may not grow with G (it was 0.70 / 1.00 / 3.34 ms when
+  // O and dO were counted as K/V re-reads per query tile).
+  // FLOPs: forward causal 4·s²·N·H / 2 = 4 · 8192² · 16 · 128 / 2 = 2.749e11; backward × 2.5
+  // = 6.872e11 → 0.6946 ms at 989.4 TFLOP/s, compute-bound for every G.
+  const auto dir = std::filesystem::temp_directory_path() / "rsim_gqa_backward";
+  std::filesystem::create_directories(dir);
+  double first = 0.0;
+  for (const int group : {1, 4, 16}) {
+    const auto model = dir / (group == 1 ? "m1.yaml" : group == 4 ? "m4.yaml" : "m16.yaml");
+    {
+      std::ofstream file(model);
+      file << "name: gqa\nsource: test\narchitecture: decoder\nhidden_size: 2048\n"
+              "num_hidden_layers: 1\nnum_attention_heads: 16\nnum_key_value_heads: "
+           << 16 / group
+           << "\nhead_dim: 128\nintermediate_size: 8192\nhidden_act: silu\ngated_mlp: true\n"
+              "norm: rmsnorm\nvocab_size: 32000\ntie_word_embeddings: false\n"
+              "attention_bias: false\nmlp_bias: false\nposition_embedding: rope\n";
+    }
+    const auto scenario = dir / "s.yaml";
+    {
+      std::ofstream file(scenario);
+      file << "name: gqa\nhardware: " << rsim::test::source_path("hardware/h100_sxm.yaml").string()
+           << "\nmodel: " << model.string()
+           << "\nworkload: {phase: train, batch: 1, seq_len: 8192, optimizer: adam}\n"
+              "precision: bf16\nfusion: {attention: fused, into_matmul: []}\n";
+    }
+    rsim::Scenario loaded = rsim::load_scenario(scenario);
+    rsim::Roofs roofs = rsim::scenario_roofs(loaded, "");
+    const rsim::RunResult run = rsim::analyze(std::move(loaded), std::move(roofs));
+    double backward = 0.0;
+    for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+      const Op& op = run.graph.op(run.table.order[row]);
+      if (op.kind == OpKind::attention && op.pass == Pass::backward) {
+        backward = run.table.costs[row].t_lower.si();
+      }
+    }
+    INFO("query heads per KV head " << group);
+    CHECK(backward == Approx(4.0 * 8192.0 * 8192.0 * 16 * 128 / 2 * 2.5 / 989.4e12).epsilon(1e-3));
+    if (group == 1) {
+      first = backward;
+    }
+    CHECK(backward <= first * (1 + 1e-9));
+  }
 }
