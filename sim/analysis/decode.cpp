@@ -18,10 +18,15 @@ DecodeCritical decode_critical(const Scenario& scenario, const OpGraph& graph,
   for (std::size_t row = 0; row < table.order.size(); ++row) {
     const Op& op = graph.op(table.order[row]);
     const auto count = static_cast<double>(op.count);
-    if (op.kind == OpKind::matmul && !op.inputs.empty() && op.inputs.front().has_axis("batch")) {
+    // Unfused attention's QKᵀ and PV are matmuls over each sequence's own K/V: attention, whose
+    // intensity the batch does not change (issue 21 #9: as weight matmuls they kept the step's
+    // matmuls off the ridge at any batch, and attention read 0 FLOP/B).
+    const bool unfused_attention = op.kind == OpKind::matmul && op.group == "attention_scores";
+    if (op.kind == OpKind::matmul && !unfused_attention && !op.inputs.empty() &&
+        op.inputs.front().has_axis("batch")) {
       matmuls.push_back(&op);
     }
-    if (op.kind == OpKind::attention) {
+    if (op.kind == OpKind::attention || unfused_attention) {
       attention_flops += table.costs[row].flops.si() * count;
       attention_bytes += table.costs[row].bytes.si() * count;
     }

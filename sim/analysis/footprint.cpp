@@ -31,7 +31,7 @@ Footprint footprint(const FootprintPlan& plan, const Bytes* activations) {
   for (const FootprintPlan::Visit& visit : plan.visits) {
     const double runs = static_cast<double>(visit.op->count) / visit.steps;
     for (const Tensor* tensor : visit.kv_cache) {
-      result.kv_cache += tensor->bytes() * runs;
+      result.kv_cache += tensor->bytes() * (runs * visit.kv_cache_share);
     }
     if (visit.working_set && activations == nullptr) {
       result.activations = std::max(result.activations, visit.working_bytes());
@@ -77,6 +77,21 @@ FootprintPlan plan_footprint(const Scenario& scenario, const OpGraph& graph,
         for (const Tensor& tensor : op.inputs) {
           if (tensor.name == "k_cache" || tensor.name == "v_cache") {
             visit.kv_cache.push_back(&tensor);
+          }
+        }
+      }
+      if (op.kind == OpKind::matmul && stage.context > 0) {
+        // Unfused attention's QKᵀ and PV read the cache and this step's K/V as one tensor of
+        // kv_seq = context + tokens (issue 21 #9: the cache was left out, one token counted).
+        for (const Tensor& tensor : op.inputs) {
+          if (tensor.role == TensorRole::kv_cache) {
+            for (const Axis& axis : tensor.axes) {
+              if (axis.name == "kv_seq" && axis.size > 0) {
+                visit.kv_cache.push_back(&tensor);
+                visit.kv_cache_share = static_cast<double>(std::min(stage.context, axis.size)) /
+                                       static_cast<double>(axis.size);
+              }
+            }
           }
         }
       }

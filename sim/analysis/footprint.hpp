@@ -39,8 +39,11 @@ struct Footprint {
 struct FootprintPlan {
   struct Visit {
     const Op* op = nullptr;
-    double steps = 1.0;                      ///< its stage's (runs = count / steps)
-    std::vector<const Tensor*> kv_cache;     ///< a cache write's outputs, a decode step's K/V input
+    double steps = 1.0;                   ///< its stage's (runs = count / steps)
+    std::vector<const Tensor*> kv_cache;  ///< a cache write's outputs, a decode step's K/V input
+    /// The cached share of its kv_cache tensors: 1, or for unfused attention's matmuls (whose K
+    /// and V hold the cache and this step's tokens, which the cache write counts) cached / kv_seq.
+    double kv_cache_share = 1.0;
     bool working_set = false;                ///< its activations count (not fused, no collective)
     std::vector<const Tensor*> activations;  ///< its activation inputs, then outputs
     std::vector<const Tensor*> per_batch_weights;  ///< a per-batch group's weights

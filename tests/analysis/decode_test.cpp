@@ -255,3 +255,22 @@ TEST_CASE("the memory table of Llama 3 70B bf16 on 8 H100s (TP 8)", "[decode][me
   CHECK(memory.fits());
   CHECK(memory.free().si() == Approx(80e9 - 17'640'734'720.0 - 12'079'595'520.0 - 3'100'672.0));
 }
+
+TEST_CASE("unfused attention in decode: the whole KV cache, and a critical batch", "[decode]") {
+  // Issue 21 #9: with attention as QKᵀ, softmax and PV matmuls, the memory table counted one
+  // token of cache and the critical decode batch read "never" (attention intensity 0).
+  const auto fused = rsim::test::run_scenario("llama3_70b_decode_tp8_h100", {{"plan", "single"}});
+  const auto unfused = rsim::test::run_scenario(
+      "llama3_70b_decode_tp8_h100", {{"plan", "single"}, {"fusion.attention", "unfused"}});
+  // The same cache either way: 64 · 4097 · 80 · 8 · 128 · 2 · 2 B = 85,915,844,608 B.
+  CHECK(unfused.footprint.kv_cache.si() == Approx(64.0 * 4097 * 80 * 8 * 128 * 2 * 2));
+  // The weight matmuls are the same ops: the same critical batch; attention (QKᵀ and PV) stays
+  // near G = 8 FLOP/B (the scores' round trip through DRAM lowers it a little).
+  REQUIRE(unfused.decode_critical);
+  REQUIRE(unfused.decode_critical->matmuls);
+  CHECK(unfused.decode_critical->matmuls->kind == rsim::CriticalBatch::Kind::at);
+  CHECK(unfused.decode_critical->matmuls->tokens ==
+        Approx(fused.decode_critical->matmuls->tokens).epsilon(1e-9));
+  CHECK(unfused.decode_critical->attention_intensity > 4.0);
+  CHECK(unfused.decode_critical->attention_intensity <= 8.0 * 1.01);
+}
