@@ -159,6 +159,14 @@ Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
   workload.phase = phase_name == "train"    ? Phase::train
                    : phase_name == "decode" ? Phase::decode
                                             : Phase::prefill;
+  if (!model.composite && !model.stages.front().component.vision &&
+      model.stages.front().component.vocab_size == 0) {
+    // Nothing feeds the first layer without a token embedding (issue 21 #8: an internal error).
+    throw InputError(fmt::format(
+        "{}: model '{}' has vocab_size 0 (no token embedding): a model run on its own needs its "
+        "vocabulary; vocab_size 0 is for a stage fed by another stage of a composite model",
+        model.file, model.name));
+  }
   if (workload.phase == Phase::train) {
     return parse_training(node, model);
   }

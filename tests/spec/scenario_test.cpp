@@ -131,3 +131,16 @@ TEST_CASE("bad hardware files: negative peaks and missing provenance", "[scenari
             ":6:9: error: 'compute.fp32': give exactly one of 'source' (a citation) or 'derived' "
             "(the formula)");
 }
+
+TEST_CASE("a single-stage model without a vocabulary is an input error", "[scenario]") {
+  // Issue 21 #8: vocab_size 0 on a model run on its own was an internal error (exit 1).
+  for (const char* phase : {"prefill", "train"}) {
+    INFO(phase);
+    const std::string phase_set = std::string("{phase: ") + phase + ", batch: 1, seq_len: 128}";
+    const std::string error = error_of([&] {
+      rsim::load_scenario(invalid("scenario_no_vocabulary.yaml"), {{{"workload", phase_set}}, ""});
+    });
+    CHECK_THAT(error, Catch::Contains("model_no_vocabulary.yaml") &&
+                          Catch::Contains("vocab_size 0") && Catch::Contains("composite model"));
+  }
+}
