@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstdint>
 #include <numeric>
 #include <span>
 
@@ -181,6 +183,23 @@ CollectiveCost switch_cost(const Level& level, bool describe) {
   return cost;
 }
 
+// The steps whose latency the lower bound counts. Through a switch no algorithm takes fewer than
+// a tree's (recursive doubling / halving: ⌈log2 N⌉ per pass, two passes for an all-reduce), and
+// NCCL picks trees for small messages across nodes (tuning.cc), so the ring's N − 1 per pass is
+// not a floor there; on a torus every hop is a physical link the data crosses.
+std::int64_t latency_steps(CollectiveKind kind, Topology topology, std::int64_t hops,
+                           std::int64_t devices) {
+  if (topology == Topology::torus) {
+    return hops;
+  }
+  const auto tree =
+      static_cast<std::int64_t>(std::bit_width(static_cast<std::uint64_t>(devices - 1)));
+  const std::int64_t passes = kind == CollectiveKind::all_reduce ? 2 : 1;
+  const std::int64_t floor =
+      kind == CollectiveKind::all_to_all || kind == CollectiveKind::send_recv ? 1 : passes * tree;
+  return std::min(hops, floor);
+}
+
 // collective_cost of one level: checked (InputError), then costed by its tier's topology.
 // `domain`: the devices the tier spans that the level must fit in (0: unbounded, or checked
 // by the caller).
@@ -205,7 +224,9 @@ CollectiveCost level_cost(const Level& level, std::int64_t domain, bool describe
                                                                : switch_cost(level, describe);
   cost.bytes_per_device = bytes_sent_per_device(level);
   if (level.tier.hop_latency) {
-    cost.latency_time = *level.tier.hop_latency * static_cast<double>(cost.hops);
+    cost.latency_time = *level.tier.hop_latency *
+                        static_cast<double>(latency_steps(level.collective.kind,
+                                                          level.tier.topology, cost.hops, devices));
   }
   cost.latency_bound = cost.latency_time > cost.bandwidth_time;
   cost.time = std::max(cost.latency_time, cost.bandwidth_time);

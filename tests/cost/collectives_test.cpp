@@ -175,3 +175,29 @@ TEST_CASE("hierarchical collectives: the slowest level sets the time (gpus.md)",
   CHECK(unit.time.si() == Approx(volume * 31 / (32 * 400e9)));
   CHECK_THAT(unit.algorithm, Catch::Contains("hierarchical: nvlink ×8"));
 }
+
+TEST_CASE("GPU networks have latency: NCCL's per-step figure over a tree's steps",
+          "[collectives]") {
+  // Issue 21 #7: a 1 kB all-reduce over 8 H100s cost 3.9 ns (bandwidth only). The NVLink tier's
+  // hop latency is NCCL's per-step NVLink figure, 0.6 µs (tuning.cc hwLat, ring LL); the lower
+  // bound counts the fewest steps any algorithm takes: a tree's 2·⌈log2 8⌉ = 6 for an
+  // all-reduce (the ring's 2·(8 − 1) = 14 is not a floor): 3.6 µs.
+  const auto h100 = rsim::test::preset_roofs("h100_sxm");
+  const auto& nvlink = tier_of(h100, "nvlink");
+  const auto small =
+      rsim::collective_cost(collective(CollectiveKind::all_reduce, 1e3, {8}), nvlink);
+  CHECK(small.hops == 14);
+  CHECK(small.latency_time.si() == Approx(6 * 0.6e-6));
+  CHECK(small.time.si() == Approx(3.6e-6));
+  CHECK(small.latency_bound);
+  // An all-gather over 8: ⌈log2 8⌉ = 3 steps (ring: 7), 1.8 µs.
+  CHECK(rsim::collective_cost(collective(CollectiveKind::all_gather, 1e3, {8}), nvlink)
+            .latency_time.si() == Approx(3 * 0.6e-6));
+  // Over 2 nodes of InfiniBand: one step each way, 2 × 2.7 µs (tuning.cc hwLat[NET], ring LL).
+  CHECK(rsim::collective_cost(collective(CollectiveKind::all_reduce, 1e3, {2}), tier_of(h100, "ib"))
+            .latency_time.si() == Approx(2 * 2.7e-6));
+  // 32 nodes: a tree's 2·⌈log2 32⌉ = 10 steps, not the ring's 62: 27 µs.
+  CHECK(
+      rsim::collective_cost(collective(CollectiveKind::all_reduce, 1e3, {32}), tier_of(h100, "ib"))
+          .latency_time.si() == Approx(10 * 2.7e-6));
+}
