@@ -56,6 +56,7 @@ void sum_times(const CostTable& table, const Weight& weight, Totals& totals) {
   totals.t_net = Seconds((t_net * weight).sum());
   totals.t_lower = Seconds((table.times.rowwise().maxCoeff() * weight).sum());
   totals.t_upper = Seconds((table.times.rowwise().sum() * weight).sum());
+  totals.t_expected = Seconds((table.expected * weight).sum());
   zero_tiers(table, totals.t_by_tier);
   // Tier by tier down its column (each sum still adds the rows in order).
   const auto rows = static_cast<Eigen::Index>(table.order.size());

@@ -23,8 +23,11 @@ struct Totals {
   /// Σ bytes each memory tier serves, and their time, outermost first (every tier of the roofs).
   std::vector<std::pair<std::string, Bytes>> bytes_by_tier;
   std::vector<std::pair<std::string, Seconds>> t_by_tier;
-  Seconds t_lower;       ///< Σ max(T_math, T_mem): ops run one after another, each overlapped
-  Seconds t_upper;       ///< Σ (T_math + T_mem): nothing overlaps
+  Seconds t_lower;  ///< Σ max(T_math, T_mem): ops run one after another, each overlapped
+  Seconds t_upper;  ///< Σ (T_math + T_mem): nothing overlaps
+  /// Σ expected per op (sim/cost/expected.hpp): the roofs at the fractions kernels reach, each op
+  /// after the one before, collectives exposed (a training step: what its schedule hides)
+  Seconds t_expected;
   Seconds t_critical;    ///< critical path over a device stream and a network stream
   Seconds t_overlapped;  ///< max(Σ T_math, Σ T per memory tier, Σ T_net): all overlaps (loosest)
   Bound bound = Bound::memory;  ///< the roof with the larger Σ

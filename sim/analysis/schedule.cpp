@@ -5,21 +5,23 @@
 
 namespace rsim {
 
-void RowSums::add(const CostTable& table, std::size_t row) {
+void RowSums::add(const CostTable& table, std::size_t row, double row_time) {
   const auto index = static_cast<Eigen::Index>(row);
   const double count = table.counts(index);
-  lower += table.times.row(index).maxCoeff() * count;
+  lower += row_time * count;
   upper += table.times.row(index).sum() * count;
   math += table.times(index, CostTable::kMathColumn) * count;
   memory += table.times(index, CostTable::kMemoryColumn) * count;
   network += table.times(index, CostTable::kNetworkColumn) * count;
 }
 
-ScheduleInputs schedule_inputs(const Scenario& scenario, const OpGraph& graph,
-                               const CostTable& table, const Bounds& bounds,
-                               const Footprint& footprint,
-                               const std::optional<TrainingMemory>& memory,
-                               const ParameterCount& parameters, const Roofs& roofs) {
+namespace {
+
+// schedule_inputs with each row's time taken as its max (`expected` false) or its expected time.
+ScheduleInputs view_inputs(const Scenario& scenario, const OpGraph& graph, const CostTable& table,
+                           const Bounds& bounds, const Footprint& footprint,
+                           const std::optional<TrainingMemory>& memory,
+                           const ParameterCount& parameters, const Roofs& roofs, bool expected) {
   // The stage-boundary sends run once per microbatch and chunk; the pipelined work is every
   // row but the optimizer's. The weight gradients' reductions over the data axis (all-reduce,
   // or reduce-scatter under ZeRO) and the backward pass's device work decide what overlapping
@@ -32,17 +34,18 @@ ScheduleInputs schedule_inputs(const Scenario& scenario, const OpGraph& graph,
   for (std::size_t row = 0; row < table.order.size(); ++row) {
     const Op& op = graph.op(table.order[row]);
     const auto index = static_cast<Eigen::Index>(row);
-    const double row_lower = table.times.row(index).maxCoeff() * table.counts(index);
+    const double row_time = expected ? table.expected(index) : table.times.row(index).maxCoeff();
+    const double row_lower = row_time * table.counts(index);
     const bool collective = op.kind == OpKind::collective;
     const bool send = op.role == CollectiveRole::pipeline_send;
     if (send) {
-      inputs.sends.add(table, row);
+      inputs.sends.add(table, row, row_time);
     }
     if (op.pass == Pass::optimizer) {
       inputs.optimizer_lower += row_lower;
       continue;
     }
-    inputs.work.add(table, row);
+    inputs.work.add(table, row, row_time);
     PassSums& group = op.pass == Pass::forward ? inputs.forward : inputs.backward;
     group.lower += row_lower;
     if (send) {
@@ -60,13 +63,17 @@ ScheduleInputs schedule_inputs(const Scenario& scenario, const OpGraph& graph,
         op.mesh_axis == data_axis &&
         (op.collective.kind == CollectiveKind::all_reduce ||
          op.collective.kind == CollectiveKind::reduce_scatter)) {
-      inputs.gradients.add(table, row);
+      inputs.gradients.add(table, row, row_time);
     }
     if (!collective && op.pass == Pass::backward) {
-      inputs.backward_device += device_time(table, index) * table.counts(index);
+      inputs.backward_device +=
+          (expected ? row_time : device_time(table, index)) * table.counts(index);
     }
   }
   inputs.ops = bounds.total;
+  if (expected) {
+    inputs.ops.t_lower = bounds.total.t_expected;
+  }
   inputs.footprint = footprint;
   inputs.stages = pipeline_stages(plan);
   inputs.microbatches = scenario.workload.training.microbatches;
@@ -94,6 +101,20 @@ ScheduleInputs schedule_inputs(const Scenario& scenario, const OpGraph& graph,
     offload.hbm_activations =
         (memory->layer_saved * 2.0 + memory->recompute_working + memory->head).si();
   }
+  return inputs;
+}
+
+}  // namespace
+
+ScheduleInputs schedule_inputs(const Scenario& scenario, const OpGraph& graph,
+                               const CostTable& table, const Bounds& bounds,
+                               const Footprint& footprint,
+                               const std::optional<TrainingMemory>& memory,
+                               const ParameterCount& parameters, const Roofs& roofs) {
+  ScheduleInputs inputs =
+      view_inputs(scenario, graph, table, bounds, footprint, memory, parameters, roofs, false);
+  inputs.expected = std::make_shared<const ScheduleInputs>(
+      view_inputs(scenario, graph, table, bounds, footprint, memory, parameters, roofs, true));
   return inputs;
 }
 
@@ -199,6 +220,11 @@ StepTimes schedule_step(const ScheduleInputs& in, const Training& choice) {
   out.t_host = host_forward + host_backward + host_optimizer;
   out.extra_sends_lower = extra * in.sends.lower;
   out.extra_sends_upper = extra * in.sends.upper;
+  if (in.expected) {
+    // The same schedule over the expected times, never below the bound (each op's expected time
+    // is at least its max, and what an overlap hides is bounded by the time it hides under).
+    out.step_expected = std::max(out.step_lower, schedule_step(*in.expected, choice).step_lower);
+  }
   return out;
 }
 
@@ -227,6 +253,9 @@ std::optional<PipelineSchedule> apply_schedule(const ScheduleInputs& inputs,
         whole ? Seconds(times.t_mem) : totals->t_mem + Seconds(times.t_mem - before.t_mem.si());
     totals->t_net =
         whole ? Seconds(times.t_net) : totals->t_net + Seconds(times.t_net - before.t_net.si());
+    totals->t_expected =
+        whole ? Seconds(times.step_expected)
+              : totals->t_expected + Seconds(times.step_expected - before.t_expected.si());
   }
   footprint = times.footprint;
   if (inputs.stages == 1) {

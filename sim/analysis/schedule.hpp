@@ -17,6 +17,7 @@
 #include "sim/spec/scenario.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 namespace rsim {
@@ -29,7 +30,8 @@ struct RowSums {
   double memory = 0.0;
   double network = 0.0;
 
-  void add(const CostTable& table, std::size_t row);
+  /// Adds row `row` × its count; `lower` takes `row_time` (its max, or its expected time).
+  void add(const CostTable& table, std::size_t row, double row_time);
 };
 
 /// One pass group's sums (forward; backward with the recomputation).
@@ -69,12 +71,17 @@ struct ScheduleInputs {
   double layers_held = 1.0;   ///< layers one device holds
   double host_bandwidth = 0;  ///< B/s of the host link (0: no host memory)
   double host_capacity = 0;   ///< B of host memory per device
+  /// The same sums with each op's expected time in place of its max (sim/cost/expected.hpp):
+  /// schedule_step's lower bound of these is the expected step. Null inside that view.
+  std::shared_ptr<const ScheduleInputs> expected;
 };
 
 /// What the schedule makes of a step.
 struct StepTimes {
   double step_lower = 0.0;
   double step_upper = 0.0;
+  /// The lower bound's schedule over the ops' expected times (ScheduleInputs::expected; 0 without).
+  double step_expected = 0.0;
   double bubble = 0.0;  ///< the lower bound's bubble: (p − 1)/(v·m) × the pipelined work
   double bubble_upper = 0.0;
   double bubble_fraction = 0.0;  ///< (p − 1)/(v·m + p − 1)

@@ -286,6 +286,7 @@ std::vector<PassTotals> pass_totals(const OpGraph& graph, const CostTable& table
       totals.t_net += Seconds(table.times(index, CostTable::kNetworkColumn) * count);
       totals.t_lower += Seconds(table.times.row(index).maxCoeff() * count);
       totals.t_upper += Seconds(table.times.row(index).sum() * count);
+      totals.t_expected += Seconds(table.expected(index) * count);
     }
     if (present) {
       result.push_back(totals);

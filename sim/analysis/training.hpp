@@ -48,8 +48,9 @@ struct PassTotals {
   Seconds t_math;
   Seconds t_mem;  ///< main memory
   Seconds t_net;
-  Seconds t_lower;  ///< Σ per-op max
-  Seconds t_upper;  ///< Σ per-op sum
+  Seconds t_lower;     ///< Σ per-op max
+  Seconds t_upper;     ///< Σ per-op sum
+  Seconds t_expected;  ///< Σ per-op expected, collectives exposed
 };
 /// The passes present, in step order (forward, recompute, backward, optimizer).
 std::vector<PassTotals> pass_totals(const OpGraph& graph, const CostTable& table);

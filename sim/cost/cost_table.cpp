@@ -4,6 +4,7 @@
 #include "sim/base/dtype.hpp"
 #include "sim/base/error.hpp"
 #include "sim/cost/collectives.hpp"
+#include "sim/cost/expected.hpp"
 #include "sim/cost/op_cost_parts.hpp"
 #include "sim/cost/tile_search.hpp"
 #include "sim/cost/tiling.hpp"
@@ -338,6 +339,7 @@ CostTable empty_cost_table(const std::vector<OpGraph::Vertex>& order, const Roof
   const auto on_chip_tiers = static_cast<Eigen::Index>(roofs.memory.size()) - 1;
   table.times = Eigen::ArrayXXd::Zero(rows, CostTable::kFirstOnChipColumn + on_chip_tiers);
   table.counts = Eigen::ArrayXd::Zero(rows);
+  table.expected = Eigen::ArrayXd::Zero(rows);
   for (const MemoryTier& tier : roofs.memory) {
     table.tier_names.push_back(tier.name);
   }
@@ -381,7 +383,9 @@ void recost_graph(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
   for_rows(plan, table, rows, [&](std::size_t row) {
     const Op& op = graph.op(table.order[row]);
     cost_row(op, plan.ops[row], plan.inner_tiers, roofs, tiles, cache, table.costs[row]);
-    fill_row(table, static_cast<Eigen::Index>(row), table.costs[row], op);
+    const auto index = static_cast<Eigen::Index>(row);
+    fill_row(table, index, table.costs[row], op);
+    table.expected(index) = expected_time(op, plan.ops[row], roofs, table, index);
   });
 }
 
@@ -394,18 +398,15 @@ void recost_times(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
     const auto index = static_cast<Eigen::Index>(row);
     if (compiled(op_plan, &cache)) {
       compiled_times(op, op_plan, plan.inner_tiers, roofs, tiles, cache, table, index);
-      return;
-    }
-    if (op.kind == OpKind::attention) {
+    } else if (op.kind == OpKind::attention) {
       attention_times(op, op_plan, plan.inner_tiers, roofs, cache, table, index);
-      return;
-    }
-    if (op.kind == OpKind::collective) {
+    } else if (op.kind == OpKind::collective) {
       collective_times(op, op_plan, roofs, table, index);
-      return;
+    } else {
+      cost_row(op, op_plan, plan.inner_tiers, roofs, tiles, &cache, table.costs[row]);
+      fill_row(table, index, table.costs[row], op);
     }
-    cost_row(op, op_plan, plan.inner_tiers, roofs, tiles, &cache, table.costs[row]);
-    fill_row(table, index, table.costs[row], op);
+    table.expected(index) = expected_time(op, op_plan, roofs, table, index);
   });
 }
 

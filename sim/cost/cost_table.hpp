@@ -52,6 +52,8 @@ struct CostTable {
   std::vector<OpCost> costs;
   Eigen::ArrayXXd times;
   Eigen::ArrayXd counts;
+  /// Per row, one instance's expected time (sim/cost/expected.hpp): beside `times`, not a roof.
+  Eigen::ArrayXd expected;
 };
 
 /// Costs every op of the graph.

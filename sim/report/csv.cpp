@@ -81,6 +81,7 @@ void write_run_csv(std::ostream& out, const RunResult& result) {
   std::vector<nlohmann::ordered_json> records;
   for (std::size_t row = 0; row < result.table.order.size(); ++row) {
     records.push_back(op_record(result.graph.op(result.table.order[row]), result.table.costs[row],
+                                result.table.expected(static_cast<Eigen::Index>(row)),
                                 result.critical[row]));
   }
   write_records_csv(out, records);

@@ -52,6 +52,7 @@ Json totals_json(const Totals& totals) {
               {"t_mem_s", totals.t_mem.si()},
               {"t_net_s", totals.t_net.si()},
               {"t_lower_s", totals.t_lower.si()},
+              {"t_expected_s", totals.t_expected.si()},
               {"t_upper_s", totals.t_upper.si()},
               {"t_critical_path_s", totals.t_critical.si()},
               {"t_overlapped_s", totals.t_overlapped.si()},
@@ -116,6 +117,7 @@ Json training_json(const RunResult& result) {
                       {"t_mem_s", pass.t_mem.si()},
                       {"t_net_s", pass.t_net.si()},
                       {"t_lower_s", pass.t_lower.si()},
+                      {"t_expected_s", pass.t_expected.si()},
                       {"t_upper_s", pass.t_upper.si()}});
   }
   Json thresholds = Json::array();
@@ -293,7 +295,8 @@ Json whatif_to_json(const std::vector<RunResult>& runs) {
   return Json{{"scenario", baseline.name}, {"file", baseline.file}, {"variants", variants}};
 }
 
-Json op_record(const Op& op, const OpCost& cost, const std::optional<CriticalBatch>& critical) {
+Json op_record(const Op& op, const OpCost& cost, double expected,
+               const std::optional<CriticalBatch>& critical) {
   const auto count = static_cast<double>(op.count);
   Json record{
       {"name", op.name},
@@ -312,6 +315,7 @@ Json op_record(const Op& op, const OpCost& cost, const std::optional<CriticalBat
       {"t_mem_s", cost.t_mem.si() * count},
       {"t_net_s", cost.t_net.si() * count},
       {"t_lower_s", cost.t_lower.si() * count},
+      {"t_expected_s", expected * count},
       {"t_upper_s", cost.t_upper.si() * count},
       {"bound", to_string(cost.bound)},
       {"bound_tier", cost.bound_tier.empty() ? Json(nullptr) : Json(cost.bound_tier)},
@@ -401,6 +405,7 @@ Json run_to_json(const RunResult& result) {
   Json ops = Json::array();
   for (std::size_t row = 0; row < result.table.order.size(); ++row) {
     ops.push_back(op_record(result.graph.op(result.table.order[row]), result.table.costs[row],
+                            result.table.expected(static_cast<Eigen::Index>(row)),
                             result.critical[row]));
   }
   Json references = Json::array();
@@ -411,8 +416,10 @@ Json run_to_json(const RunResult& result) {
         {{"stage", reference.stage.empty() ? Json(nullptr) : Json(reference.stage)},
          {"measured_s", reference.time.si()},
          {"t_lower_s", totals.t_lower.si()},
+         {"t_expected_s", totals.t_expected.si()},
          {"t_upper_s", totals.t_upper.si()},
          {"lower_over_measured", totals.t_lower / reference.time},
+         {"expected_over_measured", totals.t_expected / reference.time},
          {"source", reference.source}});
   }
   // A decode step caches its context and its new token; a request's last step the most.

@@ -22,9 +22,9 @@ nlohmann::ordered_json whatif_to_json(const std::vector<RunResult>& runs);
 /// row).
 nlohmann::ordered_json variant_record(const RunResult& run, const RunResult& baseline);
 
-/// The flat record of one op (totals over its `count` instances); rsim's JSON "ops" entries and
-/// CSV rows are both this record.
-nlohmann::ordered_json op_record(const Op& op, const OpCost& cost,
+/// The flat record of one op (totals over its `count` instances; `expected`: one instance's
+/// expected time); rsim's JSON "ops" entries and CSV rows are both this record.
+nlohmann::ordered_json op_record(const Op& op, const OpCost& cost, double expected,
                                  const std::optional<CriticalBatch>& critical);
 /// The flat record of one (compute path, memory tier) ridge.
 nlohmann::ordered_json ridge_record(const Roofs& roofs, const Ridge& ridge);

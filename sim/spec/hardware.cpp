@@ -3,6 +3,7 @@
 
 #include "sim/base/error.hpp"
 #include "sim/spec/config.hpp"
+#include "sim/spec/efficiency.hpp"
 
 #include <fmt/format.h>
 
@@ -10,6 +11,17 @@
 #include <array>
 
 namespace rsim {
+
+Provenance parse_provenance(const ConfigNode& node) {
+  const ConfigNode* source = node.find("source");
+  const ConfigNode* derived = node.find("derived");
+  if ((source == nullptr) == (derived == nullptr)) {
+    node.fail("give exactly one of 'source' (a citation) or 'derived' (the formula)");
+  }
+  return source != nullptr ? Provenance{source->as_string(), ""}
+                           : Provenance{"", derived->as_string()};
+}
+
 namespace {
 
 constexpr std::array kUnitNames{
@@ -31,16 +43,6 @@ bool contains(const auto& names, std::string_view name) {
     }
   }
   return false;
-}
-
-Provenance parse_provenance(const ConfigNode& node) {
-  const ConfigNode* source = node.find("source");
-  const ConfigNode* derived = node.find("derived");
-  if ((source == nullptr) == (derived == nullptr)) {
-    node.fail("give exactly one of 'source' (a citation) or 'derived' (the formula)");
-  }
-  return source != nullptr ? Provenance{source->as_string(), ""}
-                           : Provenance{"", derived->as_string()};
 }
 
 ComputePath parse_compute_path(const ConfigNode::Entry& entry) {
@@ -222,7 +224,7 @@ RoofOverrides parse_roof_overrides(const ConfigNode& node, const HardwareSpec& s
 
 HardwareSpec parse_hardware(const ConfigNode& document) {
   document.allow_only({"name", "source", "clock", "unified_memory", "vector_path", "compute",
-                       "memory", "host_memory", "network", "modes", "default_mode"});
+                       "memory", "host_memory", "network", "modes", "default_mode", "efficiency"});
   HardwareSpec spec;
   spec.file = document.mark().file;
   spec.name = document.at("name").as_string();
@@ -285,6 +287,9 @@ HardwareSpec parse_hardware(const ConfigNode& document) {
     }
   }
   parse_modes(document, spec);
+  if (const ConfigNode* efficiency = document.find("efficiency")) {
+    parse_efficiency(*efficiency, spec);
+  }
   return spec;
 }
 
@@ -396,8 +401,8 @@ Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode_name,
     throw InputError(fmt::format("{}: no mode '{}' (modes: {})", spec.file, mode_name,
                                  fmt::join(mode_names, ", ")));
   }
-  Roofs roofs{spec.name,    mode->name,  spec.unified_memory, spec.vector_path,
-              spec.compute, spec.memory, spec.network,        spec.host_memory};
+  Roofs roofs{spec.name,   mode->name,   spec.unified_memory, spec.vector_path,    spec.compute,
+              spec.memory, spec.network, spec.host_memory,    spec.kernel_overhead};
   // peak(mode) = explicit figure, else peak(base) × f_mode / f_base (specs.md §1c).
   for (ComputePath& path : roofs.compute) {
     if (mode->clock) {

@@ -34,6 +34,9 @@ struct ComputePath {
   FlopsPerSecond peak;  ///< dense (or sparse, for *_sparse) peak at the base clock
   ComputeUnit unit = ComputeUnit::tensor_core;
   Provenance provenance;
+  /// The fraction of `peak` large kernels reach (hardware `efficiency.compute`; 1 where unknown):
+  /// what the expected time divides T_math by.
+  double efficiency = 1.0;
 };
 
 /// One level of the memory hierarchy, outermost (DRAM/HBM) first.
@@ -48,6 +51,8 @@ struct MemoryTier {
   /// this tier holds them itself (TPU VMEM).
   std::string accumulator_tier;
   Provenance provenance;
+  /// The fraction of `bandwidth` streaming kernels reach (`efficiency.memory`; 1 where unknown).
+  double efficiency = 1.0;
 };
 
 /// Memory behind the host link (a GPU's PCIe to its CPU's DRAM) that a training plan may offload
@@ -78,6 +83,10 @@ struct NetworkTier {
   std::optional<Seconds> hop_latency;  ///< per hop or ring step; absent: bandwidth term only
   bool in_network_reduction = false;   ///< the switch can reduce (NVLink SHARP)
   Provenance provenance;
+  /// The fraction of `bandwidth` a collective's bus bandwidth reaches (`efficiency.network`).
+  double efficiency = 1.0;
+  /// A collective call's fixed latency α, before its steps (NCCL's base latency): expected time.
+  Seconds call_latency;
 };
 
 /// A power/clock mode: explicit peaks and bandwidths, else peaks scaled by clock / base clock.
@@ -108,6 +117,8 @@ struct HardwareSpec {
   std::optional<HostMemory> host_memory;  ///< absent: nothing to offload to (or unified memory)
   std::vector<HardwareMode> modes;
   std::string default_mode;
+  /// The gap one kernel launch adds between dependent kernels (`efficiency.kernel_overhead`).
+  Seconds kernel_overhead;
 };
 
 /// The roofs of one hardware in one mode: what every cost is measured against.
@@ -120,6 +131,7 @@ struct Roofs {
   std::vector<MemoryTier> memory;
   std::vector<NetworkTier> network;
   std::optional<HostMemory> host_memory;
+  Seconds kernel_overhead;  ///< per kernel launch (HardwareSpec::kernel_overhead)
 
   [[nodiscard]] const ComputePath* find_path(std::string_view name) const;
   [[nodiscard]] const NetworkTier* find_network(std::string_view name) const;
@@ -135,6 +147,9 @@ struct Roofs {
 /// Reads the `peaks` ({path: rate}) and `bandwidths` ({tier: rate}) maps of a YAML node, checking
 /// every path and (memory or network) tier against the hardware.
 RoofOverrides parse_roof_overrides(const ConfigNode& node, const HardwareSpec& spec);
+
+/// A figure's `source` or `derived` (exactly one), as every hardware figure carries.
+Provenance parse_provenance(const ConfigNode& node);
 
 /// Builds a HardwareSpec from a parsed YAML document (errors carry file:line:col).
 HardwareSpec parse_hardware(const ConfigNode& document);

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The expected time of an op: its roofs at the fractions real kernels reach (the hardware's
+// `efficiency:` section), plus a kernel launch's gap, and a collective's call latency α and its
+// algorithm's steps. Beside the lower bound, never below it. Derivation: docs/design/expected.md.
+
+#include "sim/cost/cost_table.hpp"
+#include "sim/cost/op_cost.hpp"
+#include "sim/graph/op.hpp"
+#include "sim/spec/hardware.hpp"
+
+namespace rsim {
+
+/// Expected time of one instance of row `row` of `table` (its times already filled):
+///   device op: max(T_math / η_path, T_tier / η_tier for every memory tier) + kernel overhead
+///              (none for an elementwise op fused into its matmul, or an op with no work);
+///   collective on one tier: α + hop latency × the algorithm's steps (a ring's N − 1 per pass)
+///              + bandwidth time / η_net; over several tiers: the largest α + the lower bound's
+///              latency + bandwidth time / the smallest η.
+/// Each term is at least its bound's, so the expected time is at least the lower bound.
+double expected_time(const Op& op, const OpCostPlan& plan, const Roofs& roofs,
+                     const CostTable& table, Eigen::Index row);
+
+}  // namespace rsim

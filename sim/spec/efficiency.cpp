@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+#include "sim/spec/efficiency.hpp"
+
+#include "sim/base/error.hpp"
+#include "sim/spec/config.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string>
+#include <vector>
+
+namespace rsim {
+namespace {
+
+double parse_fraction(const ConfigNode& node) {
+  const double fraction = node.as_number();
+  if (!(fraction > 0.0 && fraction <= 1.0)) {
+    node.fail(fmt::format("a fraction of the roof in (0, 1], got {}", fraction));
+  }
+  return fraction;
+}
+
+// The element of `items` named by the entry's key, or a ConfigError listing the names there are.
+template <typename Item>
+Item& named(std::vector<Item>& items, const ConfigNode::Entry& entry, std::string_view what) {
+  std::vector<std::string> names;
+  for (Item& item : items) {
+    if (item.name == entry.key) {
+      return item;
+    }
+    names.push_back(item.name);
+  }
+  throw ConfigError(entry.key_mark,
+                    fmt::format("'{}': the hardware has no {} '{}' (it has: {})",
+                                entry.value.path(), what, entry.key, fmt::join(names, ", ")));
+}
+
+}  // namespace
+
+void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
+  node.allow_only({"kernel_overhead", "compute", "memory", "network"});
+  if (const ConfigNode* overhead = node.find("kernel_overhead")) {
+    overhead->allow_only({"time", "source", "derived"});
+    spec.kernel_overhead = Seconds(overhead->at("time").as_quantity(Dimension::seconds));
+    parse_provenance(*overhead);
+  }
+  if (const ConfigNode* compute = node.find("compute")) {
+    for (const ConfigNode::Entry& entry : compute->entries()) {
+      entry.value.allow_only({"fraction", "source", "derived"});
+      named(spec.compute, entry, "compute path").efficiency =
+          parse_fraction(entry.value.at("fraction"));
+      parse_provenance(entry.value);
+    }
+  }
+  if (const ConfigNode* memory = node.find("memory")) {
+    for (const ConfigNode::Entry& entry : memory->entries()) {
+      entry.value.allow_only({"fraction", "source", "derived"});
+      named(spec.memory, entry, "memory tier").efficiency =
+          parse_fraction(entry.value.at("fraction"));
+      parse_provenance(entry.value);
+    }
+  }
+  if (const ConfigNode* network = node.find("network")) {
+    for (const ConfigNode::Entry& entry : network->entries()) {
+      entry.value.allow_only({"fraction", "latency", "source", "derived"});
+      NetworkTier& tier = named(spec.network, entry, "network tier");
+      if (const ConfigNode* fraction = entry.value.find("fraction")) {
+        tier.efficiency = parse_fraction(*fraction);
+      }
+      if (const ConfigNode* latency = entry.value.find("latency")) {
+        tier.call_latency = Seconds(latency->as_quantity(Dimension::seconds));
+      }
+      parse_provenance(entry.value);
+    }
+  }
+}
+
+}  // namespace rsim

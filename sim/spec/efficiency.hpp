@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// A hardware's `efficiency:` section: what real kernels and collectives reach of its roofs, each
+// figure with its source. The expected time (sim/cost/expected.hpp) reads them; the bounds never.
+
+#include "sim/spec/hardware.hpp"
+
+namespace rsim {
+
+/// Reads `efficiency` into the spec's compute paths, memory and network tiers and kernel overhead:
+///   efficiency:
+///     kernel_overhead: {time: 2.5 us, source: …}
+///     compute: {bf16: {fraction: 0.80, source: …}}
+///     memory:  {hbm: {fraction: 0.89, source: …}}
+///     network: {nvlink: {fraction: 0.82, latency: 6.6 us, source: …}}
+/// A path or tier the hardware lacks, a fraction outside (0, 1] and a figure without `source` or
+/// `derived` are ConfigErrors at their file:line:col.
+void parse_efficiency(const ConfigNode& node, HardwareSpec& spec);
+
+}  // namespace rsim

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// The expected time beside the bounds: the roofs at the fractions real kernels reach, a launch gap
+// per kernel, a collective's call latency and its algorithm's steps (hardware/h100_sxm.yaml).
+#include "sim/cost/expected.hpp"
+
+#include "run_fixture.hpp"
+#include "sim/base/error.hpp"
+#include "sim/cost/cost_table.hpp"
+#include "sim/graph/transformer.hpp"
+#include "sim/spec/config.hpp"
+#include "sim/spec/hardware.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+namespace {
+
+// One op alone in a graph, costed on `roofs`: its table (row 0).
+rsim::CostTable cost_alone(rsim::Op op, const rsim::Roofs& roofs) {
+  rsim::OpGraph graph;
+  graph.add_op(std::move(op));
+  graph.stages = {{"s", 1, 1}};
+  return rsim::cost_graph(graph, roofs);
+}
+
+rsim::Op all_reduce(double bytes, std::int64_t devices, bool sharp) {
+  rsim::Op op;
+  op.name = std::string("all_reduce");
+  op.stage = std::string("s");
+  op.kind = rsim::OpKind::collective;
+  op.network = std::string("nvlink");
+  op.compute_path = std::string("bf16");
+  op.collective.kind = rsim::CollectiveKind::all_reduce;
+  op.collective.bytes = rsim::Bytes(bytes);
+  op.collective.axes = {devices};
+  op.collective.in_network_reduction = sharp;
+  return op;
+}
+
+}  // namespace
+
+TEST_CASE("expected time of a matmul: roofs at their fractions plus a launch", "[expected]") {
+  const auto h100 = rsim::test::preset_roofs("h100_sxm");
+  // 8192³ bf16: T_math = 2·8192³ / 989.4e12 = 1.1113 ms, compute-bound (tiling_test). At 0.80 of
+  // the peak (794.5 of 989.4 TFLOP/s, MAMF) 1.3891 ms, + 2.5 µs launch = 1.3916 ms.
+  auto op = rsim::make_matmul(
+      {8192, 8192, 8192, rsim::DType::bf16, rsim::DType::bf16, rsim::DType::bf16, "bf16", false});
+  op.stage = std::string("s");
+  const auto table = cost_alone(op, h100);
+  const double t_math = 2.0 * 8192.0 * 8192.0 * 8192.0 / 989.4e12;
+  CHECK(table.expected(0) == Approx(t_math / 0.80 + 2.5e-6));
+  // A decode-shaped matmul (1×8192·8192×8192) is HBM-bound: bytes 2·(8192 + 8192² + 8192)
+  // = 134,250,496 B at 0.89 × 3.35 TB/s = 45.03 µs, + 2.5 µs.
+  auto gemv = rsim::make_matmul(
+      {1, 8192, 8192, rsim::DType::bf16, rsim::DType::bf16, rsim::DType::bf16, "bf16", false});
+  gemv.stage = std::string("s");
+  const auto decode = cost_alone(gemv, h100);
+  CHECK(decode.expected(0) == Approx(134'250'496.0 / (0.89 * 3.35e12) + 2.5e-6));
+  CHECK(decode.expected(0) > decode.times.row(0).maxCoeff());
+}
+
+TEST_CASE("expected time of a collective: α + steps × hop latency + bytes / bus bandwidth",
+          "[expected][collectives]") {
+  const auto h100 = rsim::test::preset_roofs("h100_sxm");
+  // A 1 kB ring all-reduce over 8 GPUs: NCCL's base 6.6 µs + 2·(8 − 1) = 14 steps × 0.6 µs =
+  // 15.0 µs (NCCL tuning.cc predicts 15.0 µs for ring LL on 8 GPUs); bandwidth 2·7/8·1e3 / (0.82
+  // × 450e9) = 4.7 ns.
+  const auto small = cost_alone(all_reduce(1e3, 8, false), h100);
+  CHECK(small.expected(0) == Approx(6.6e-6 + 14 * 0.6e-6 + 2.0 * 7 / 8 * 1e3 / (0.82 * 450e9)));
+  // The lower bound (a tree's 6 steps × 0.6 µs = 3.6 µs) stays below it.
+  CHECK(small.times(0, rsim::CostTable::kNetworkColumn) == Approx(3.6e-6));
+  // 1 GB with SHARP: V / (0.82 · 450e9) = 2.710 ms + 6.6 µs + 2 steps × 0.6 µs.
+  const auto large = cost_alone(all_reduce(1e9, 8, true), h100);
+  CHECK(large.expected(0) == Approx(1e9 / (0.82 * 450e9) + 6.6e-6 + 2 * 0.6e-6));
+}
+
+TEST_CASE("expected time is never below the lower bound in any shipped scenario", "[expected]") {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(rsim::test::source_path("scenarios"))) {
+    INFO(entry.path());
+    const auto run = rsim::test::run_scenario(entry.path().stem().string());
+    CHECK(run.bounds.total.t_expected >= run.bounds.total.t_lower);
+    for (Eigen::Index row = 0; row < run.table.expected.size(); ++row) {
+      CHECK(run.table.expected(row) >= run.table.times.row(row).maxCoeff());
+    }
+  }
+}
+
+TEST_CASE("efficiency figures are checked: fraction, names, source", "[expected][hardware]") {
+  const auto path = rsim::test::source_path("hardware/h100_sxm.yaml");
+  const auto error_of = [&](const std::string& key, const std::string& value) {
+    auto document = rsim::load_config_file(path);
+    document.set_path(key, value, {"test", 1, 1});
+    try {
+      rsim::parse_hardware(document);
+    } catch (const rsim::InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK_THAT(error_of("efficiency.compute.bf16.fraction", "1.5"),
+             Catch::Contains("a fraction of the roof in (0, 1], got 1.5"));
+  CHECK_THAT(error_of("efficiency.memory.hbm.fraction", "0"), Catch::Contains("(0, 1]"));
+  CHECK_THAT(error_of("efficiency.compute.fp4.fraction", "0.5"),
+             Catch::Contains("the hardware has no compute path 'fp4'"));
+  CHECK_THAT(error_of("efficiency.network.ici.fraction", "0.5"),
+             Catch::Contains("no network tier 'ici' (it has: nvlink, ib)"));
+  CHECK_THAT(error_of("efficiency.kernel_overhead.time", "fast"), Catch::Contains("time"));
+}
