@@ -36,6 +36,7 @@ DecodeCritical decode_critical(const Scenario& scenario, const OpGraph& graph,
 struct PhaseTimes {
   Seconds lower;
   Seconds upper;
+  Seconds expected;  ///< Totals::t_expected's
 };
 
 /// A whole request (`workload.decode_steps: N`): the prefill of the `context`-token prompt, which
@@ -58,12 +59,13 @@ struct DecodeRequest {
   Bytes last_step_kv_cache;
 
   [[nodiscard]] PhaseTimes total() const {
-    return {prefill.lower + decode.lower, prefill.upper + decode.upper};
+    return {prefill.lower + decode.lower, prefill.upper + decode.upper,
+            prefill.expected + decode.expected};
   }
   /// Mean time per output token after the first (time between tokens): Σ steps / N.
   [[nodiscard]] PhaseTimes per_output_token() const {
     const auto n = static_cast<double>(steps);
-    return {decode.lower / n, decode.upper / n};
+    return {decode.lower / n, decode.upper / n, decode.expected / n};
   }
 };
 

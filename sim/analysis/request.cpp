@@ -9,7 +9,7 @@ namespace rsim {
 namespace {
 
 PhaseTimes times_of(const RunResult& run) {
-  return {run.bounds.total.t_lower, run.bounds.total.t_upper};
+  return {run.bounds.total.t_lower, run.bounds.total.t_upper, run.bounds.total.t_expected};
 }
 
 // Every op held by the same roof (and memory tier) in both runs of one graph shape.
@@ -74,12 +74,16 @@ DecodeRequest analyze_request(const Scenario& scenario, const Roofs& roofs) {
         near(middle.lower, request.first_step.lower +
                                (request.last_step.lower - request.first_step.lower) * fraction) &&
         near(middle.upper, request.first_step.upper +
-                               (request.last_step.upper - request.first_step.upper) * fraction);
+                               (request.last_step.upper - request.first_step.upper) * fraction) &&
+        near(middle.expected,
+             request.first_step.expected +
+                 (request.last_step.expected - request.first_step.expected) * fraction);
   }
   request.affine = affine;
   if (affine) {
     request.decode = {(request.first_step.lower + request.last_step.lower) * (steps / 2.0),
-                      (request.first_step.upper + request.last_step.upper) * (steps / 2.0)};
+                      (request.first_step.upper + request.last_step.upper) * (steps / 2.0),
+                      (request.first_step.expected + request.last_step.expected) * (steps / 2.0)};
     return request;
   }
   // Not provably affine: sum every step (one cost-model run per distinct context).
@@ -88,9 +92,11 @@ DecodeRequest analyze_request(const Scenario& scenario, const Roofs& roofs) {
     const PhaseTimes step = times_of(run_at(decode_step_scenario(scenario, context)));
     request.decode.lower += step.lower;
     request.decode.upper += step.upper;
+    request.decode.expected += step.expected;
   }
   request.decode.lower += request.last_step.lower;
   request.decode.upper += request.last_step.upper;
+  request.decode.expected += request.last_step.expected;
   return request;
 }
 

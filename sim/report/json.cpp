@@ -93,7 +93,9 @@ const Totals* stage_totals(const RunResult& result, const std::string& stage) {
 }
 
 Json phase_json(PhaseTimes times) {
-  return Json{{"t_lower_s", times.lower.si()}, {"t_upper_s", times.upper.si()}};
+  return Json{{"t_lower_s", times.lower.si()},
+              {"t_expected_s", times.expected.si()},
+              {"t_upper_s", times.upper.si()}};
 }
 
 // Tokens per second at the lower bound (the most) and at the upper bound (the least).
@@ -178,7 +180,8 @@ Json decode_json(const RunResult& result) {
   }
   const double batch = static_cast<double>(scenario.workload.batch);
   const double devices = static_cast<double>(scenario.plan.devices());
-  const PhaseTimes step{result.bounds.total.t_lower, result.bounds.total.t_upper};
+  const PhaseTimes step{result.bounds.total.t_lower, result.bounds.total.t_upper,
+                        result.bounds.total.t_expected};
   Json record{{"step", phase_json(step)},
               {"tokens_per_s", rate_json(batch, step)},
               {"tokens_per_s_per_device", rate_json(batch / devices, step)},

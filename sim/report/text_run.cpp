@@ -18,8 +18,8 @@ void add_totals_row(TextTable& table, const std::string& label, const std::strin
                     const Totals& totals) {
   table.add_row({label, steps, flops(totals.flops), bytes(totals.bytes), seconds(totals.t_math),
                  seconds(totals.t_mem), seconds(totals.t_net), seconds(totals.t_lower),
-                 seconds(totals.t_upper), seconds(totals.t_critical), seconds(totals.t_overlapped),
-                 std::string(to_string(totals.bound))});
+                 seconds(totals.t_expected), seconds(totals.t_upper), seconds(totals.t_critical),
+                 seconds(totals.t_overlapped), std::string(to_string(totals.bound))});
 }
 
 void write_header(std::ostream& out, const RunResult& result) {
@@ -170,9 +170,9 @@ void write_memory(std::ostream& out, const RunResult& result) {
 }
 
 void write_stages(std::ostream& out, const RunResult& result) {
-  out << "Stages (all steps; lower = Σ per-op max, upper = Σ per-op sum, critical path = a device\n"
-         "and a network stream overlapping independent ops, overlapped = max(ΣT_math, ΣT_mem, "
-         "ΣT_net))\n";
+  out << "Stages (all steps; lower = Σ per-op max, expected = Σ per-op expected, upper = Σ per-op\n"
+         "sum, critical path = a device and a network stream overlapping independent ops,\n"
+         "overlapped = max(ΣT_math, ΣT_mem, ΣT_net))\n";
   TextTable table({{"stage", Align::left},
                    {"runs"},
                    {"FLOPs"},
@@ -181,6 +181,7 @@ void write_stages(std::ostream& out, const RunResult& result) {
                    {"ΣT_mem"},
                    {"ΣT_net"},
                    {"lower"},
+                   {"expected"},
                    {"upper"},
                    {"critical path"},
                    {"overlapped"},
@@ -390,6 +391,11 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
       percent(std::max({total.t_math, t_memory, total.t_net}) /
               (total.t_math + t_memory + total.t_net)),
       memory_name);
+  out << fmt::format(
+      "Expected: {} ({:.2f}× the lower bound): each op at the fraction of its roofs real kernels "
+      "reach, a launch gap per kernel, collectives with their latency and exposed unless the "
+      "scenario overlaps them (the hardware's efficiency:, docs/design/expected.md).\n",
+      seconds(total.t_expected), total.t_lower.si() > 0.0 ? total.t_expected / total.t_lower : 1.0);
   if (result.critical_d) {
     out << fmt::format(
         "Critical D: the D-sharded matmuls escape the network roof above a model "

@@ -109,14 +109,14 @@ void write_decode(std::ostream& out, const RunResult& result) {
   const Totals& total = result.bounds.total;
   const double batch = static_cast<double>(result.scenario.workload.batch);
   const double devices = static_cast<double>(result.scenario.plan.devices());
-  const PhaseTimes step{total.t_lower, total.t_upper};
+  const PhaseTimes step{total.t_lower, total.t_upper, total.t_expected};
   // One step emits one token per sequence: tokens/s = batch / step time.
   out << fmt::format(
-      "Decode step ({} cached tokens): {} … {}; {} tokens/s in all, {} per device "
-      "({} device{}).\n",
+      "Decode step ({} cached tokens): {} … {} (expected {}); {} tokens/s in all, {} per "
+      "device ({} device{}).\n",
       result.scenario.workload.context, seconds(step.lower), seconds(step.upper),
-      tokens_per_second(batch, step), tokens_per_second(batch / devices, step), devices,
-      devices > 1.0 ? "s" : "");
+      seconds(step.expected), tokens_per_second(batch, step),
+      tokens_per_second(batch / devices, step), devices, devices > 1.0 ? "s" : "");
   if (result.decode_critical) {
     const DecodeCritical& critical = *result.decode_critical;
     std::string matmuls = "no matmul with a batch axis";
