@@ -3,6 +3,7 @@
 
 #include "sim/base/error.hpp"
 #include "sim/base/named.hpp"
+#include "sim/cost/expected.hpp"
 
 #include <fmt/format.h>
 
@@ -113,6 +114,10 @@ MatmulResult analyze_matmul(const MatmulShape& shape, Roofs roofs, const MatmulP
   const OpCost& cost = result.cost;
   result.t_lower = std::max(cost.t_lower, result.t_net);
   result.t_upper = cost.t_upper + result.t_net;
+  result.t_expected = Seconds(expected_device_time(result.op, cost, roofs));
+  if (result.collective) {
+    result.t_expected += Seconds(expected_collective_time(*result.collective, {tier}));
+  }
   result.bound = result.t_net > cost.t_lower ? Bound::network : cost.bound;
   result.roofs = std::move(roofs);
   return result;

@@ -48,6 +48,7 @@ struct MatmulResult {
   Seconds t_net;
   Seconds t_lower;  ///< max(T_math, T per memory tier, T_net)
   Seconds t_upper;  ///< T_math + Σ T per memory tier + T_net
+  Seconds t_expected;  ///< the matmul's expected time, then its all-reduce's (sim/cost/expected)
   Bound bound = Bound::memory;
   /// D-sharding only: the model width above which T_math exceeds T_net (the network roof):
   /// T_math ∝ D while the all-reduced partial sums do not grow with D, so D* = D · T_net / T_math.

@@ -9,6 +9,8 @@
 #include "sim/graph/op.hpp"
 #include "sim/spec/hardware.hpp"
 
+#include <vector>
+
 namespace rsim {
 
 /// Expected time of one instance of row `row` of `table` (its times already filled):
@@ -20,5 +22,12 @@ namespace rsim {
 /// Each term is at least its bound's, so the expected time is at least the lower bound.
 double expected_time(const Op& op, const OpCostPlan& plan, const Roofs& roofs,
                      const CostTable& table, Eigen::Index row);
+
+/// The same for a device op from its cost (`rsim matmul`).
+double expected_device_time(const Op& op, const OpCost& cost, const Roofs& roofs);
+
+/// The same for a collective on its tiers (innermost first).
+double expected_collective_time(const Collective& collective,
+                                const std::vector<const NetworkTier*>& tiers);
 
 }  // namespace rsim

@@ -536,6 +536,7 @@ Json matmul_to_json(const MatmulResult& result) {
               {"t_comms_s", cost.t_mem.si()},
               {"t_net_s", result.t_net.si()},
               {"t_lower_s", result.t_lower.si()},
+              {"t_expected_s", result.t_expected.si()},
               {"t_upper_s", result.t_upper.si()},
               {"bound", to_string(result.bound)},
               {"critical_batch", critical_value(result.critical)},

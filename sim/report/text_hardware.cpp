@@ -151,6 +151,8 @@ void write_matmul_text(std::ostream& out, const MatmulResult& result) {
                      collective.hops, collective.latency_bound ? ", latency-bound" : "")});
   }
   table.add_row({"lower bound", seconds(result.t_lower), "max of the roofs (full overlap)"});
+  table.add_row({"expected", seconds(result.t_expected),
+                 "roofs at the fractions kernels reach + launch (efficiency:)"});
   table.add_row({"upper bound", seconds(result.t_upper), "sum of the roofs (no overlap)"});
   table.add_row({"bound", bound_label(result.bound, result.cost.bound_tier), "the largest term"});
   table.add_row({"critical batch", describe_critical(result.critical),
