@@ -5,23 +5,27 @@
 
 namespace rsim {
 
-void RowSums::add(const CostTable& table, std::size_t row, double row_time) {
+void RowSums::add(const CostTable& table, std::size_t row, double row_time, double network_time) {
   const auto index = static_cast<Eigen::Index>(row);
   const double count = table.counts(index);
   lower += row_time * count;
   upper += table.times.row(index).sum() * count;
   math += table.times(index, CostTable::kMathColumn) * count;
   memory += table.times(index, CostTable::kMemoryColumn) * count;
-  network += table.times(index, CostTable::kNetworkColumn) * count;
+  network += network_time * count;
 }
 
 namespace {
 
-// schedule_inputs with each row's time taken as its max (`expected` false) or its expected time.
+// Which time of each row a view of the schedule's sums takes.
+enum class RowTime { max, expected, device };
+
+// schedule_inputs with each row's time taken as its max, its expected time or its device time.
 ScheduleInputs view_inputs(const Scenario& scenario, const OpGraph& graph, const CostTable& table,
                            const Bounds& bounds, const Footprint& footprint,
                            const std::optional<TrainingMemory>& memory,
-                           const ParameterCount& parameters, const Roofs& roofs, bool expected) {
+                           const ParameterCount& parameters, const Roofs& roofs, RowTime view) {
+  const bool expected = view == RowTime::expected;
   // The stage-boundary sends run once per microbatch and chunk; the pipelined work is every
   // row but the optimizer's. The weight gradients' reductions over the data axis (all-reduce,
   // or reduce-scatter under ZeRO) and the backward pass's device work decide what overlapping
@@ -34,18 +38,23 @@ ScheduleInputs view_inputs(const Scenario& scenario, const OpGraph& graph, const
   for (std::size_t row = 0; row < table.order.size(); ++row) {
     const Op& op = graph.op(table.order[row]);
     const auto index = static_cast<Eigen::Index>(row);
-    const double row_time = expected ? table.expected(index) : table.times.row(index).maxCoeff();
+    const double row_time = expected                  ? table.expected(index)
+                            : view == RowTime::device ? device_time(table, index)
+                                                      : table.times.row(index).maxCoeff();
     const double row_lower = row_time * table.counts(index);
     const bool collective = op.kind == OpKind::collective;
+    // What the overlaps hide is the collectives' time in this view: T_net, or expected.
+    const double network_time =
+        expected ? (collective ? row_time : 0.0) : table.times(index, CostTable::kNetworkColumn);
     const bool send = op.role == CollectiveRole::pipeline_send;
     if (send) {
-      inputs.sends.add(table, row, row_time);
+      inputs.sends.add(table, row, row_time, network_time);
     }
     if (op.pass == Pass::optimizer) {
       inputs.optimizer_lower += row_lower;
       continue;
     }
-    inputs.work.add(table, row, row_time);
+    inputs.work.add(table, row, row_time, network_time);
     PassSums& group = op.pass == Pass::forward ? inputs.forward : inputs.backward;
     group.lower += row_lower;
     if (send) {
@@ -63,7 +72,7 @@ ScheduleInputs view_inputs(const Scenario& scenario, const OpGraph& graph, const
         op.mesh_axis == data_axis &&
         (op.collective.kind == CollectiveKind::all_reduce ||
          op.collective.kind == CollectiveKind::reduce_scatter)) {
-      inputs.gradients.add(table, row, row_time);
+      inputs.gradients.add(table, row, row_time, network_time);
     }
     if (!collective && op.pass == Pass::backward) {
       inputs.backward_device +=
@@ -73,6 +82,9 @@ ScheduleInputs view_inputs(const Scenario& scenario, const OpGraph& graph, const
   inputs.ops = bounds.total;
   if (expected) {
     inputs.ops.t_lower = bounds.total.t_expected;
+  }
+  if (view == RowTime::device) {
+    inputs.ops.t_lower = Seconds(inputs.work.lower + inputs.optimizer_lower);
   }
   inputs.footprint = footprint;
   inputs.stages = pipeline_stages(plan);
@@ -111,10 +123,12 @@ ScheduleInputs schedule_inputs(const Scenario& scenario, const OpGraph& graph,
                                const Footprint& footprint,
                                const std::optional<TrainingMemory>& memory,
                                const ParameterCount& parameters, const Roofs& roofs) {
-  ScheduleInputs inputs =
-      view_inputs(scenario, graph, table, bounds, footprint, memory, parameters, roofs, false);
-  inputs.expected = std::make_shared<const ScheduleInputs>(
-      view_inputs(scenario, graph, table, bounds, footprint, memory, parameters, roofs, true));
+  ScheduleInputs inputs = view_inputs(scenario, graph, table, bounds, footprint, memory, parameters,
+                                      roofs, RowTime::max);
+  inputs.expected = std::make_shared<const ScheduleInputs>(view_inputs(
+      scenario, graph, table, bounds, footprint, memory, parameters, roofs, RowTime::expected));
+  inputs.device = std::make_shared<const ScheduleInputs>(view_inputs(
+      scenario, graph, table, bounds, footprint, memory, parameters, roofs, RowTime::device));
   return inputs;
 }
 
@@ -221,9 +235,18 @@ StepTimes schedule_step(const ScheduleInputs& in, const Training& choice) {
   out.extra_sends_lower = extra * in.sends.lower;
   out.extra_sends_upper = extra * in.sends.upper;
   if (in.expected) {
-    // The same schedule over the expected times, never below the bound (each op's expected time
-    // is at least its max, and what an overlap hides is bounded by the time it hides under).
+    // The schedule of the choice over the expected times (collectives exposed but for what the
+    // choice's overlaps hide), never below the schedule over each op's max.
     out.step_expected = std::max(out.step_lower, schedule_step(*in.expected, choice).step_lower);
+  }
+  if (in.device) {
+    // The bound: the device's schedule (no network time in it) or the network's Σ T_net, the
+    // longer; every collective may be hidden under device work, none made shorter.
+    // (Nothing of the network is left in that view for an overlap to hide.)
+    Training device_choice = choice;
+    device_choice.overlap_gradients = false;
+    device_choice.overlap_tensor = false;
+    out.step_lower = std::max(schedule_step(*in.device, device_choice).step_lower, out.t_net);
   }
   return out;
 }

@@ -30,8 +30,9 @@ struct RowSums {
   double memory = 0.0;
   double network = 0.0;
 
-  /// Adds row `row` × its count; `lower` takes `row_time` (its max, or its expected time).
-  void add(const CostTable& table, std::size_t row, double row_time);
+  /// Adds row `row` × its count; `lower` takes `row_time` (its max, or its expected time) and
+  /// `network` takes `network_time` (its T_net, or a collective's expected time).
+  void add(const CostTable& table, std::size_t row, double row_time, double network_time);
 };
 
 /// One pass group's sums (forward; backward with the recomputation).
@@ -74,6 +75,9 @@ struct ScheduleInputs {
   /// The same sums with each op's expected time in place of its max (sim/cost/expected.hpp):
   /// schedule_step's lower bound of these is the expected step. Null inside that view.
   std::shared_ptr<const ScheduleInputs> expected;
+  /// The same sums with each op's device time alone (no network): the lower bound's schedule
+  /// when the network is fully overlapped with the device work. Null inside the views.
+  std::shared_ptr<const ScheduleInputs> device;
 };
 
 /// What the schedule makes of a step.
@@ -107,7 +111,11 @@ ScheduleInputs schedule_inputs(const Scenario& scenario, const OpGraph& graph,
                                const ParameterCount& parameters, const Roofs& roofs);
 
 /// The step under one schedule choice (`choice`: the interleave v, the overlaps and the
-/// offloading of workload.training). Lower bound:
+/// offloading of workload.training). Lower bound: the longer of the device's schedule (every
+/// op's device time, the bubble, the host transfers) and the network's Σ T_net: the frameworks'
+/// prefetches and overlaps (FSDP, ZeRO, DP gradient buckets, TP comm overlap, XLA async
+/// collectives) may hide any collective under device work, so no schedule beats either.
+/// The schedule of the choice's overlaps, over each op's max, is
 ///   step = ops + Δpasses + Δgradients + Δoptimizer + (v − 1)·sends + bubble,
 /// each pass the longer of its ops (less what its overlaps hide) and its host transfers;
 /// bubble = (work + Δpasses + (v − 1)·sends) · (p − 1)/(v·m) (Narayanan et al. 2021, §2.2.2).

@@ -131,6 +131,7 @@ struct TrainingCandidate {
   bool vocab_replicated = false;  ///< the vocabulary does not divide over t: LM head replicated
   Seconds step_lower;
   Seconds step_upper;
+  Seconds step_expected;  ///< what the search ranks by (sim/cost/expected.hpp)
   Seconds t_math;
   Seconds t_mem;
   Seconds t_net;

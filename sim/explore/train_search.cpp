@@ -101,9 +101,11 @@ auto plan_key(const TrainingPlan& plan) {
                          plan.offload_activations, plan.offload_optimizer, plan.placement);
 }
 
+// Expected step first (the time a run takes: collective latency, kernel efficiency and only the
+// overlaps the plan names), then the bounds, then the plan.
 auto rank_key(const TrainingCandidate& candidate) {
-  return std::make_tuple(candidate.step_lower.si(), candidate.step_upper.si(),
-                         plan_key(candidate.plan));
+  return std::make_tuple(candidate.step_expected.si(), candidate.step_lower.si(),
+                         candidate.step_upper.si(), plan_key(candidate.plan));
 }
 
 bool ranks_before(const TrainingCandidate& left, const TrainingCandidate& right) {
@@ -116,8 +118,9 @@ class Leaderboard {
  public:
   explicit Leaderboard(std::size_t keep) : keep_(keep) {}
 
-  [[nodiscard]] bool admits(double step_lower, double step_upper, const TrainingPlan& plan) const {
-    return !bar_ || std::make_tuple(step_lower, step_upper, plan_key(plan)) < rank_key(*bar_);
+  [[nodiscard]] bool admits(const StepTimes& times, const TrainingPlan& plan) const {
+    return !bar_ || std::make_tuple(times.step_expected, times.step_lower, times.step_upper,
+                                    plan_key(plan)) < rank_key(*bar_);
   }
 
   void add(TrainingCandidate candidate) {
@@ -363,7 +366,7 @@ class TrainingSearcher {
             choice.overlap_gradients = plan_v.overlap_gradients;
             const StepTimes times = schedule_step(inputs, choice);
             ++result.costed;
-            if (!board.admits(times.step_lower, times.step_upper, plan_v)) {
+            if (!board.admits(times, plan_v)) {
               continue;
             }
             TrainingCandidate candidate;
@@ -377,6 +380,7 @@ class TrainingSearcher {
             candidate.bubble_fraction = times.bubble_fraction;
             candidate.step_lower = Seconds(times.step_lower);
             candidate.step_upper = Seconds(times.step_upper);
+            candidate.step_expected = Seconds(times.step_expected);
             candidate.t_math = Seconds(times.t_math);
             candidate.t_mem = Seconds(times.t_mem);
             candidate.t_net = Seconds(times.t_net);

@@ -106,10 +106,10 @@ std::string training_loses_by(const TrainingCandidate& candidate, const Training
   const auto largest =
       std::max_element(growth.begin(), growth.end(),
                        [](const auto& a, const auto& b) { return a.second < b.second; });
-  const std::string slower = seconds(candidate.step_lower - above.step_lower);
+  const std::string slower = seconds(candidate.step_expected - above.step_expected);
   const std::string change = plan_change(above.plan, candidate.plan);
   if (largest->second <= 0.0) {
-    return fmt::format("+{} ({}; ties: upper bound, then plan order)", slower, change);
+    return fmt::format("+{} ({}; ties: lower, upper bound, then plan order)", slower, change);
   }
   return fmt::format("+{}: {} +{} ({})", slower, largest->first,
                      format_quantity(largest->second, Dimension::seconds), change);
@@ -252,9 +252,9 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
                        example->detail);
   }
   out << fmt::format(
-      "Ranked by step time (lower bound, bubble included); ties: upper bound, then t, p, ZeRO "
-      "stage, sp, m, recompute, v, gradient overlap, tensor overlap, offload, placement "
-      "ascending.{}\n\n",
+      "Ranked by expected step time (bubble included; collectives exposed but for the overlaps "
+      "the plan names); ties: lower, then upper bound, then t, p, ZeRO stage, sp, m, recompute, "
+      "v, gradient overlap, tensor overlap, offload, placement ascending.{}\n\n",
       result.ranked.size() < static_cast<std::size_t>(result.costed)
           ? fmt::format(" The best {} are kept.", result.ranked.size())
           : std::string());
@@ -269,7 +269,8 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
                    {"grads", Align::left},
                    {"tp comms", Align::left},
                    {"offload", Align::left},
-                   {"step lower"},
+                   {"expected"},
+                   {"lower"},
                    {"upper"},
                    {"ΣT_math"},
                    {"ΣT_mem"},
@@ -302,6 +303,7 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
          : plan.overlap_tensor   ? "overlap"
                                  : "after",
          plan.offloaded(),
+         seconds(candidate.step_expected),
          seconds(candidate.step_lower),
          seconds(candidate.step_upper),
          seconds(candidate.t_math),
@@ -368,6 +370,7 @@ nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& resul
                           {"offload_optimizer", plan.offload_optimizer},
                           {"vocab_replicated", candidate.vocab_replicated},
                           {"step_lower_s", candidate.step_lower.si()},
+                          {"step_expected_s", candidate.step_expected.si()},
                           {"step_upper_s", candidate.step_upper.si()},
                           {"t_math_s", candidate.t_math.si()},
                           {"t_mem_s", candidate.t_mem.si()},
