@@ -147,7 +147,7 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
        "--tile '64,64': expected three positive integers"},
       {{"frobnicate"},
        "unknown command 'frobnicate' (commands: run, whatif, compare, sweep, search, threshold, "
-       "roofs, matmul, collective, import-hf)"},
+       "roofs, matmul, collective, import-hf, validate)"},
   };
   for (const Case& test : cases) {
     INFO(test.args.front() << " " << (test.args.size() > 1 ? test.args[1] : ""));

@@ -21,7 +21,8 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   app.require_subcommand(1);
   app.footer(
       "HARDWARE, MODEL and the scenario's presets are names (thor_t5000) or paths to YAML files.\n"
-      "Exit codes: 0 ok, 1 internal error, 2 bad input or usage.");
+      "Exit codes: 0 ok, 1 internal error, 2 bad input or usage, 3 validate: a lower bound above "
+      "its measurement.");
 
   // In the order `rsim --help` lists them.
   const std::vector<cli::Command> commands{
@@ -29,12 +30,13 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       cli::add_compare_command(app),   cli::add_sweep_command(app),
       cli::add_search_command(app),    cli::add_threshold_command(app),
       cli::add_roofs_command(app),     cli::add_matmul_command(app),
-      cli::add_import_hf_command(app), cli::add_collective_command(app)};
+      cli::add_import_hf_command(app), cli::add_collective_command(app),
+      cli::add_validate_command(app)};
 
   const std::string first = argc > 1 ? argv[1] : "";
-  constexpr std::array<std::string_view, 10> kCommands{
-      "run",       "whatif", "compare", "sweep",      "search",
-      "threshold", "roofs",  "matmul",  "collective", "import-hf"};
+  constexpr std::array<std::string_view, 11> kCommands{
+      "run",   "whatif", "compare",    "sweep",     "search",  "threshold",
+      "roofs", "matmul", "collective", "import-hf", "validate"};
   if (!first.empty() && first[0] != '-' &&
       std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
     err << fmt::format("rsim: unknown command '{}' (commands: {}); see rsim --help\n", first,

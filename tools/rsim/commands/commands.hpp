@@ -27,5 +27,6 @@ Command add_roofs_command(CLI::App& app);
 Command add_matmul_command(CLI::App& app);
 Command add_import_hf_command(CLI::App& app);
 Command add_collective_command(CLI::App& app);
+Command add_validate_command(CLI::App& app);
 
 }  // namespace rsim::cli

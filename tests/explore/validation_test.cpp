@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+// `rsim validate`: the shipped set of published measurements (validation/cases.yaml) holds every
+// lower bound at or below its measurement, and a case whose bound is too high fails the run.
+#include "sim/explore/validation.hpp"
+
+#include "cli_fixture.hpp"
+#include "test_paths.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+std::filesystem::path write_cases(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / name;
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "cases.yaml") << text;
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("the shipped validation set: every lower bound at or below its measurement",
+          "[validation]") {
+  const auto cases = rsim::load_validation_cases(rsim::test::source_path("validation"));
+  CHECK(cases.size() >= 30);
+  const auto results = rsim::run_validation(cases);
+  for (const auto& result : results) {
+    INFO(result.item.name << ": " << result.error);
+    CHECK(result.error.empty());
+    CHECK(result.bound_holds());
+    CHECK(result.expected >= result.lower);
+  }
+  const auto summary = rsim::summarize_validation(results);
+  CHECK(summary.passed());
+  CHECK(summary.scored + 2 == summary.cases);  // the two FlashAttention-2-on-H100 cases
+}
+
+TEST_CASE("a case whose lower bound is above its measurement fails validation", "[validation]") {
+  // 8192³ bf16 on an H100: T_math = 2·8192³ / 989.4e12 = 1.1113 ms, the lower bound (compute-
+  // bound, tiling_test). A measurement of 1 ms is below it: the bound does not hold.
+  const auto dir = write_cases("rsim_validation_too_high",
+                               "cases:\n"
+                               "  - name: too_fast\n"
+                               "    category: gemm\n"
+                               "    kind: matmul\n"
+                               "    hardware: h100_sxm\n"
+                               "    matmul: {b: 8192, d: 8192, f: 8192, dtype: bf16}\n"
+                               "    measured: 1 ms\n"
+                               "    source: test\n"
+                               "  - name: slow_enough\n"
+                               "    category: gemm\n"
+                               "    kind: matmul\n"
+                               "    hardware: h100_sxm\n"
+                               "    matmul: {b: 8192, d: 8192, f: 8192, dtype: bf16}\n"
+                               "    measured: 1.5 ms\n"
+                               "    source: test\n");
+  const auto results = rsim::run_validation(rsim::load_validation_cases(dir), 1);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].lower.si() == Approx(2.0 * 8192.0 * 8192.0 * 8192.0 / 989.4e12));
+  CHECK_FALSE(results[0].bound_holds());
+  CHECK(results[1].bound_holds());
+  // Expected: T_math / 0.80 + 2.5 µs launch = 1.3916 ms; errors |1.3916/1 − 1| = 39.2 % and
+  // |1.3916/1.5 − 1| = 7.2 %: one of two within ±15 %, median (39.2 + 7.2)/2 = 23.2 %.
+  const auto summary = rsim::summarize_validation(results);
+  CHECK(summary.bound_violations == 1);
+  CHECK_FALSE(summary.passed());
+  CHECK(summary.within == 1);
+  CHECK(summary.median_error == Approx(((1.1113e-3 / 0.8 + 2.5e-6) / 1e-3 - 1.0 + 1.0 -
+                                        (1.1113e-3 / 0.8 + 2.5e-6) / 1.5e-3) /
+                                       2.0)
+                                    .epsilon(1e-3));
+  // The command exits 3 and says why.
+  const auto outcome = rsim::test::rsim_cli({"validate", dir.string()});
+  CHECK(outcome.code == 3);
+  CHECK_THAT(outcome.out, Catch::Contains("BOUND ABOVE MEASURED") &&
+                              Catch::Contains("the lower bound holds on 1 of them"));
+}
+
+TEST_CASE("validation cases: errors name the file and line", "[validation]") {
+  const auto missing = write_cases("rsim_validation_bad_quantity",
+                                   "cases:\n"
+                                   "  - name: x\n"
+                                   "    category: decode\n"
+                                   "    kind: scenario\n"
+                                   "    scenario: s.yaml\n"
+                                   "    quantity: tokens\n"
+                                   "    measured: 1 ms\n"
+                                   "    source: test\n");
+  CHECK_THROWS_WITH(rsim::load_validation_cases(missing),
+                    Catch::Contains("cases.yaml:6") && Catch::Contains("per_output_token"));
+  const auto mixed = write_cases("rsim_validation_mixed",
+                                 "cases:\n"
+                                 "  - name: x\n"
+                                 "    category: gemm\n"
+                                 "    kind: matmul\n"
+                                 "    hardware: h100_sxm\n"
+                                 "    matmul: {b: 1, d: 1, f: 1, dtype: bf16}\n"
+                                 "    quantity: step\n"
+                                 "    measured: 1 ms\n"
+                                 "    source: test\n");
+  CHECK_THROWS_WITH(rsim::load_validation_cases(mixed),
+                    Catch::Contains("'quantity' is for kind: scenario"));
+  const auto outcome = rsim::test::rsim_cli({"validate", "/nonexistent/validation"});
+  CHECK(outcome.code == 2);
+  CHECK_THAT(outcome.err, Catch::Contains("no such file or folder"));
+}
