@@ -104,7 +104,7 @@ class Searcher {
           run.bounds.total,    run.footprint, 0.0,     false};
       candidate.sequences_per_device_s =
           static_cast<double>(run.scenario.workload.batch) /
-          (run.bounds.total.t_lower.si() * static_cast<double>(devices));
+          (run.bounds.total.t_expected.si() * static_cast<double>(devices));
       result.ranked.push_back(std::move(candidate));
     } catch (const PlanError& error) {
       result.rejected.push_back(
@@ -125,19 +125,21 @@ void rank(SearchResult& result) {
   std::sort(result.ranked.begin(), result.ranked.end(),
             [&](const SearchCandidate& left, const SearchCandidate& right) {
               const auto key = [&](const SearchCandidate& candidate) {
+                // Expected time (collective latency, kernel efficiency) first, then the bounds.
                 return std::make_tuple(
-                    latency ? candidate.total.t_lower.si() : -candidate.sequences_per_device_s,
-                    candidate.total.t_upper.si(), candidate.preset, candidate.mesh);
+                    latency ? candidate.total.t_expected.si() : -candidate.sequences_per_device_s,
+                    candidate.total.t_lower.si(), candidate.total.t_upper.si(), candidate.preset,
+                    candidate.mesh);
               };
               return key(left) < key(right);
             });
   for (SearchCandidate& candidate : result.ranked) {
     candidate.pareto =
         std::none_of(result.ranked.begin(), result.ranked.end(), [&](const SearchCandidate& other) {
-          const bool faster_or_same = other.total.t_lower <= candidate.total.t_lower;
+          const bool faster_or_same = other.total.t_expected <= candidate.total.t_expected;
           const bool more_or_same =
               other.sequences_per_device_s >= candidate.sequences_per_device_s;
-          const bool strictly = other.total.t_lower < candidate.total.t_lower ||
+          const bool strictly = other.total.t_expected < candidate.total.t_expected ||
                                 other.sequences_per_device_s > candidate.sequences_per_device_s;
           return faster_or_same && more_or_same && strictly;
         });

@@ -28,7 +28,7 @@ struct SearchCandidate {
   std::int64_t replicas = 1;
   Totals total;
   Footprint footprint;
-  double sequences_per_device_s = 0.0;  ///< batch / (lower bound × devices)
+  double sequences_per_device_s = 0.0;  ///< batch / (expected time × devices)
   bool pareto = false;  ///< no other plan is both faster and does more work per device
 };
 
