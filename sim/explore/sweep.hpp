@@ -18,8 +18,9 @@ namespace rsim {
 /// What a sweep keeps of a point's whole-run sums (compute_totals'): the bounds and the roof,
 /// not the per-tier and per-network breakdowns, so that millions of points stay small.
 struct SweepFigures {
-  Seconds t_lower;  ///< Σ max per op
-  Seconds t_upper;  ///< Σ sum per op
+  Seconds t_lower;     ///< Σ max per op
+  Seconds t_upper;     ///< Σ sum per op
+  Seconds t_expected;  ///< Σ expected per op (or the training step's schedule of them)
   Seconds t_math;
   Seconds t_mem;
   Seconds t_net;

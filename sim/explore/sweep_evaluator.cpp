@@ -139,13 +139,8 @@ void SweepEvaluator::evaluate_values(const std::vector<std::string>& values, Swe
 
 void SweepEvaluator::fill(SweepPoint& point, const Totals& totals, const Footprint& footprint,
                           SweepThread& thread) const {
-  point.total = {totals.t_lower,
-                 totals.t_upper,
-                 totals.t_math,
-                 totals.t_mem,
-                 totals.t_net,
-                 totals.bound,
-                 thread.roof(totals, labels_)};
+  point.total = {totals.t_lower, totals.t_upper, totals.t_expected, totals.t_math,
+                 totals.t_mem,   totals.t_net,   totals.bound,      thread.roof(totals, labels_)};
   point.memory = footprint.total();
   point.capacity = footprint.capacity;
 }

@@ -44,6 +44,7 @@ Json point_record(const SweepResult& result, std::size_t index) {
   const SweepFigures& total = point.total;
   return Json{{"values", values},
               {"t_lower_s", total.t_lower.si()},
+              {"t_expected_s", total.t_expected.si()},
               {"t_upper_s", total.t_upper.si()},
               {"t_math_s", total.t_math.si()},
               {"t_mem_s", total.t_mem.si()},
@@ -253,8 +254,8 @@ void write_sweep_csv(std::ostream& out, const SweepResult& result) {
     fmt::format_to(write, "{},", csv_field(axis.key));
   }
   fmt::format_to(write,
-                 "t_lower_s,t_upper_s,t_math_s,t_mem_s,t_net_s,bound,memory_per_device_bytes,"
-                 "fits,error\n");
+                 "t_lower_s,t_expected_s,t_upper_s,t_math_s,t_mem_s,t_net_s,bound,"
+                 "memory_per_device_bytes,fits,error\n");
   for (std::size_t index = 0; index < result.points.size(); ++index) {
     const SweepPoint& point = result.points[index];
     if (!point.evaluated) {
@@ -264,13 +265,13 @@ void write_sweep_csv(std::ostream& out, const SweepResult& result) {
       fmt::format_to(write, "{},", csv_field(result.value(index, axis)));
     }
     if (point.error != 0) {
-      fmt::format_to(write, ",,,,,,,,{}\n", csv_field(result.label(point.error)));
+      fmt::format_to(write, ",,,,,,,,,{}\n", csv_field(result.label(point.error)));
     } else {
       const SweepFigures& total = point.total;
-      fmt::format_to(write, "{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{},\n",
-                     total.t_lower.si(), total.t_upper.si(), total.t_math.si(), total.t_mem.si(),
-                     total.t_net.si(), csv_field(result.label(total.roof)), point.memory.si(),
-                     point.fits());
+      fmt::format_to(write, "{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{},\n",
+                     total.t_lower.si(), total.t_expected.si(), total.t_upper.si(),
+                     total.t_math.si(), total.t_mem.si(), total.t_net.si(),
+                     csv_field(result.label(total.roof)), point.memory.si(), point.fits());
     }
     if (buffer.size() > (std::size_t{1} << 20)) {
       out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));

@@ -204,15 +204,17 @@ TEST_CASE("the sweep's CSV: a header, one row per point, errors quoted per RFC 4
   std::getline(lines, invalid);
   std::getline(lines, valid);
   CHECK(header ==
-        "workload.batch,plan,t_lower_s,t_upper_s,t_math_s,t_mem_s,t_net_s,bound,"
+        "workload.batch,plan,t_lower_s,t_expected_s,t_upper_s,t_math_s,t_mem_s,t_net_s,bound,"
         "memory_per_device_bytes,fits,error");
-  // Batch 1 does not divide over 2 devices: eight empty figures, then the message.
-  CHECK_THAT(invalid, Catch::StartsWith("1,shard_batch,,,,,,,,,"));
+  // Batch 1 does not divide over 2 devices: nine empty figures, then the message.
+  CHECK_THAT(invalid, Catch::StartsWith("1,shard_batch,,,,,,,,,,"));
   CHECK_THAT(invalid, Catch::Contains("does not divide"));
   // Batch 2: the figures at 17 significant digits (a double read back is the same double).
   const rsim::SweepFigures& total = result.points[1].total;
-  CHECK_THAT(valid, Catch::StartsWith(fmt::format("2,shard_batch,{:.17g},{:.17g},",
-                                                  total.t_lower.si(), total.t_upper.si())));
+  CHECK_THAT(valid, Catch::StartsWith(fmt::format("2,shard_batch,{:.17g},{:.17g},{:.17g},",
+                                                  total.t_lower.si(), total.t_expected.si(),
+                                                  total.t_upper.si())));
+  CHECK(total.t_expected >= total.t_lower);
   CHECK_THAT(valid, Catch::EndsWith(",true,"));
   CHECK(rsim::csv_field("plain") == "plain");
   CHECK(rsim::csv_field("a, \"b\"") == "\"a, \"\"b\"\"\"");
