@@ -221,7 +221,7 @@ Best search_cached_gemm(const GemmShape& shape, TileCache& cache, TileCache::Row
   // The rows below M by their front, found once per last row (their candidates have bm < M: X is
   // never resident, as past the rows). Proof: docs/design/tiling.md#the-front
   if (cached.front_below_last != last) {
-    cached.front_below = past_rows_front(shape, cached.rows, static_cast<std::size_t>(last + 1));
+    cached.front_below = past_rows_front(shape, cached.rows, static_cast<std::size_t>(last) + 1);
     order_front(shape, cached.front_below, cached.front_below_slopes);
     cached.front_below_last = last;
   }

@@ -15,11 +15,9 @@
 
 namespace rsim {
 
-using tile_candidates::ceil_div;
 using tile_candidates::flash_bytes;
 using tile_candidates::gemm_bytes;
 using tile_candidates::kSliceDepths;
-using tile_candidates::panel_footprint;
 
 namespace {
 
@@ -75,7 +73,7 @@ GemmAxes gemm_axes(const Op& matmul) {
 }
 
 GemmShape gemm_shape(const Op& matmul, const GemmAxes& axes) {
-  const std::array<const Tensor*, 3> tensors{&matmul.inputs[0], &matmul.inputs[1],
+  const std::array<const Tensor*, 3> tensors{matmul.inputs.data(), &matmul.inputs[1],
                                              &matmul.outputs.front()};
   GemmShape shape;
   shape.batch = static_cast<double>(axis_product(tensors, axes.batch));
@@ -307,7 +305,7 @@ TileRow gemm_row(const GemmShape& shape, const TileBudget& budget, std::int64_t 
       const double depth_limit = bk_limit(shape, budget, bm, *widest);
       int depth_guess = 0;
       while (depth_guess + 1 < static_cast<int>(streamed.count) &&
-             static_cast<double>(streamed.depths[static_cast<std::size_t>(depth_guess + 1)]) <=
+             static_cast<double>(streamed.depths[static_cast<std::size_t>(depth_guess) + 1]) <=
                  depth_limit) {
         ++depth_guess;
       }
