@@ -99,7 +99,7 @@ class StageBuilder {
     return {std::move(name), std::move(axes), precision().weights, TensorRole::weight};
   }
 
-  OpGraph::Vertex add(Op op, std::vector<OpGraph::Vertex> producers) {
+  OpGraph::Vertex add(Op op, const std::vector<OpGraph::Vertex>& producers) {
     op.stage = stage_.name;
     op.block = block_;
     op.count = count_;
