@@ -209,7 +209,7 @@ template <typename FitsAt>
 std::optional<std::int64_t> largest_fitting_edge(std::int64_t extent, bool include_extent,
                                                  double limit, const FitsAt& fits_at) {
   const int powers =  // 1, 2, …, 2^(powers−1) are below the extent
-      extent > 1 ? std::bit_width(static_cast<std::uint64_t>(extent - 1)) : 0;
+      extent > 1 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(extent - 1))) : 0;
   const int edges = powers + (include_extent ? 1 : 0);
   const auto edge_at = [&](int index) {
     return index < powers ? std::int64_t{1} << index : extent;
@@ -218,7 +218,7 @@ std::optional<std::int64_t> largest_fitting_edge(std::int64_t extent, bool inclu
   if (include_extent && limit >= static_cast<double>(extent)) {
     guess = edges - 1;
   } else if (limit >= 1.0) {
-    guess = std::bit_width(static_cast<std::uint64_t>(std::min(limit, 1e18))) - 1;
+    guess = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(std::min(limit, 1e18)))) - 1;
   }
   const int index = largest_true(edges, guess, [&](int at) { return fits_at(edge_at(at)); });
   return index >= 0 ? std::optional<std::int64_t>(edge_at(index)) : std::nullopt;
