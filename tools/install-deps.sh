@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs rsim's build and test dependencies from Debian 12 packages (run as root).
 set -euo pipefail
-packages=(build-essential cmake ninja-build clang-format
+packages=(build-essential cmake ninja-build clang-format clang-tidy
           libyaml-cpp-dev libeigen3-dev libboost-graph-dev libtbb-dev
           catch2 libbenchmark-dev libfmt-dev nlohmann-json3-dev libcli11-dev
           librsvg2-bin chromium)  # the last two render the charts and the HTML report in tests

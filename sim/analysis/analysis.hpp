@@ -63,9 +63,6 @@ struct RunResult {
 /// The scenario's op graph, sharded by its plan when it spans more than one device.
 ShardedGraph planned_graph(const Scenario& scenario);
 
-/// The scenario's op graph, sharded by its plan when it spans more than one device.
-ShardedGraph planned_graph(const Scenario& scenario);
-
 /// Runs the pipeline for one step of the scenario: graph → cost → thresholds → bounds (a decode
 /// request's prefill and steps are analyze()'s, request.hpp, above this). The roofs must come from
 /// the scenario's hardware (resolve_roofs); a compute path they lack is an InputError. `cache`

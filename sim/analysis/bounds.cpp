@@ -231,11 +231,11 @@ Bounds compute_bounds(const OpGraph& graph, const CostTable& table) {
   for (const OpGraph::Stage& graph_stage : graph.stages) {
     const std::string& stage = graph_stage.name;
     const std::int64_t steps = graph_stage.steps;
-    GroupBounds stage_bounds{stage, "", steps,
+    GroupBounds stage_bounds{stage, Block::none, steps,
                              sum_rows(graph, table, select(graph, table, [&](const Op& op) {
                                         return op.stage == stage;
                                       }))};
-    for (const char* block : {"embed", "layer", "head"}) {
+    for (const Block block : {Block::embed, Block::layer, Block::head}) {
       const Eigen::ArrayXd mask = select(
           graph, table, [&](const Op& op) { return op.stage == stage && op.block == block; });
       if (mask.sum() > 0.0) {

@@ -37,8 +37,8 @@ struct Totals {
 /// Totals of one stage (or one block of a stage: embed, layer, head).
 struct GroupBounds {
   std::string stage;
-  std::string block;       ///< "" for a whole stage
-  std::int64_t steps = 1;  ///< times the stage runs (π0.5's denoising steps)
+  Block block = Block::none;  ///< none for a whole stage
+  std::int64_t steps = 1;     ///< times the stage runs (π0.5's denoising steps)
   Totals totals;
 };
 

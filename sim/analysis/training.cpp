@@ -61,7 +61,7 @@ TrainingMemory training_memory(const Scenario& scenario, const OpGraph& graph,
     if (training.recompute == Recompute::selective && attention_internal) {
       continue;
     }
-    if (op.block == "layer") {
+    if (op.block == Block::layer) {
       if (layer_input.si() == 0.0) {
         layer_input = op.inputs.front().bytes();
         layers = static_cast<double>(op.count) / static_cast<double>(training.microbatches);
@@ -108,7 +108,7 @@ PhaseSums phase_sums(const OpGraph& graph, const CostTable& table, const std::st
   for (std::size_t row = 0; row < table.order.size(); ++row) {
     const Op& op = graph.op(table.order[row]);
     const Pass phase = phase_of(op.pass);
-    if (op.block != "layer" || phase == Pass::optimizer) {
+    if (op.block != Block::layer || phase == Pass::optimizer) {
       continue;
     }
     const int index = phase == Pass::forward ? 0 : 1;

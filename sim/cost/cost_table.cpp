@@ -294,7 +294,8 @@ void CostPlan::compile(const OpGraph& graph, const std::vector<OpGraph::Vertex>&
     }
     if (plan.gemm) {
       // gemm_shape's tensors, by GemmAxis::tensor.
-      const std::array<const Tensor*, 3> tensors{&op.inputs[0], &op.inputs[1], &op.outputs.front()};
+      const std::array<const Tensor*, 3> tensors{op.inputs.data(), &op.inputs[1],
+                                                 &op.outputs.front()};
       const GemmAxes& axes = *plan.gemm;
       std::size_t kind = 0;
       for (const std::vector<GemmAxis>* of_kind : {&axes.batch, &axes.m, &axes.n, &axes.k}) {

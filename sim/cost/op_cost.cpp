@@ -38,10 +38,8 @@ double output_elements(const Op& op) {
 
 using op_cost_parts::attention_flops;
 using op_cost_parts::output_elements;
-using op_cost_parts::panels_win;
 using op_cost_parts::reset_tiers;
 using op_cost_parts::set_tier;
-using op_cost_parts::tier_time;
 using op_cost_parts::tiled_traffic;
 using op_cost_parts::TiledShape;
 using op_cost_parts::time_tiers;

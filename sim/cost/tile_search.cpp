@@ -187,7 +187,9 @@ Best search_cached_gemm(const GemmShape& shape, TileCache& cache, TileCache::Row
   }
   const bool nothing_fits_at_m = at_m.nothing_fits;
   // Row edges below M: 2^0 … 2^top, as far as the first row without candidates.
-  const int top = shape.m > 1 ? std::bit_width(static_cast<std::uint64_t>(shape.m - 1)) - 1 : -1;
+  const int top =
+      shape.m > 1 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(shape.m - 1))) - 1
+                  : -1;
   while (!cached.ended && static_cast<int>(cached.rows.size()) <= top) {
     append_row(cached, row_at);
   }
@@ -221,7 +223,7 @@ Best search_cached_gemm(const GemmShape& shape, TileCache& cache, TileCache::Row
   // The rows below M by their front, found once per last row (their candidates have bm < M: X is
   // never resident, as past the rows). Proof: docs/design/tiling.md#the-front
   if (cached.front_below_last != last) {
-    cached.front_below = past_rows_front(shape, cached.rows, static_cast<std::size_t>(last + 1));
+    cached.front_below = past_rows_front(shape, cached.rows, static_cast<std::size_t>(last) + 1);
     order_front(shape, cached.front_below, cached.front_below_slopes);
     cached.front_below_last = last;
   }

@@ -102,8 +102,8 @@ void settle_gemm(const GemmShape& shape, TileCache::Rows& cached, int last) {
     return exact ? Standing::loses_if_exact : Standing::unknown;
   };
   cached.winner = winner;
-  cached.settled = settle(cached.rows, static_cast<std::size_t>(last + 1), TileRow{}, standing);
-  cached.front = past_rows_front(shape, cached.rows, static_cast<std::size_t>(last + 1));
+  cached.settled = settle(cached.rows, static_cast<std::size_t>(last) + 1, TileRow{}, standing);
+  cached.front = past_rows_front(shape, cached.rows, static_cast<std::size_t>(last) + 1);
   order_front(shape, cached.front, cached.front_slopes);
 }
 

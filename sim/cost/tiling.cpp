@@ -15,11 +15,9 @@
 
 namespace rsim {
 
-using tile_candidates::ceil_div;
 using tile_candidates::flash_bytes;
 using tile_candidates::gemm_bytes;
 using tile_candidates::kSliceDepths;
-using tile_candidates::panel_footprint;
 
 namespace {
 
@@ -75,7 +73,7 @@ GemmAxes gemm_axes(const Op& matmul) {
 }
 
 GemmShape gemm_shape(const Op& matmul, const GemmAxes& axes) {
-  const std::array<const Tensor*, 3> tensors{&matmul.inputs[0], &matmul.inputs[1],
+  const std::array<const Tensor*, 3> tensors{matmul.inputs.data(), &matmul.inputs[1],
                                              &matmul.outputs.front()};
   GemmShape shape;
   shape.batch = static_cast<double>(axis_product(tensors, axes.batch));
@@ -211,7 +209,7 @@ template <typename FitsAt>
 std::optional<std::int64_t> largest_fitting_edge(std::int64_t extent, bool include_extent,
                                                  double limit, const FitsAt& fits_at) {
   const int powers =  // 1, 2, …, 2^(powers−1) are below the extent
-      extent > 1 ? std::bit_width(static_cast<std::uint64_t>(extent - 1)) : 0;
+      extent > 1 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(extent - 1))) : 0;
   const int edges = powers + (include_extent ? 1 : 0);
   const auto edge_at = [&](int index) {
     return index < powers ? std::int64_t{1} << index : extent;
@@ -220,7 +218,7 @@ std::optional<std::int64_t> largest_fitting_edge(std::int64_t extent, bool inclu
   if (include_extent && limit >= static_cast<double>(extent)) {
     guess = edges - 1;
   } else if (limit >= 1.0) {
-    guess = std::bit_width(static_cast<std::uint64_t>(std::min(limit, 1e18))) - 1;
+    guess = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(std::min(limit, 1e18)))) - 1;
   }
   const int index = largest_true(edges, guess, [&](int at) { return fits_at(edge_at(at)); });
   return index >= 0 ? std::optional<std::int64_t>(edge_at(index)) : std::nullopt;
@@ -307,7 +305,7 @@ TileRow gemm_row(const GemmShape& shape, const TileBudget& budget, std::int64_t 
       const double depth_limit = bk_limit(shape, budget, bm, *widest);
       int depth_guess = 0;
       while (depth_guess + 1 < static_cast<int>(streamed.count) &&
-             static_cast<double>(streamed.depths[static_cast<std::size_t>(depth_guess + 1)]) <=
+             static_cast<double>(streamed.depths[static_cast<std::size_t>(depth_guess) + 1]) <=
                  depth_limit) {
         ++depth_guess;
       }

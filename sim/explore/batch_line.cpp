@@ -75,11 +75,12 @@ std::string structure_of(const OpGraph& graph) {
   for (std::size_t vertex = 0; vertex < graph.size(); ++vertex) {
     const Op& op = graph.op(vertex);
     fmt::format_to(write, "\nop {}/{}/{} {} {} {} {} {} {} {} {} {} {} {} {} {}|", op.stage,
-                   op.block, op.name, static_cast<int>(op.kind), static_cast<int>(op.pass),
-                   op.compute_path, op.group, static_cast<int>(op.elementwise), op.fused,
-                   static_cast<int>(op.attention.mask), static_cast<int>(op.collective.kind),
-                   op.collective.axes.size(), op.collective.wraparound,
-                   op.collective.in_network_reduction, op.network, op.mesh_axis);
+                   to_string(op.block), op.name, static_cast<int>(op.kind),
+                   static_cast<int>(op.pass), op.compute_path, op.group,
+                   static_cast<int>(op.elementwise), op.fused, static_cast<int>(op.attention.mask),
+                   static_cast<int>(op.collective.kind), op.collective.axes.size(),
+                   op.collective.wraparound, op.collective.in_network_reduction, op.network,
+                   op.mesh_axis);
     for (const std::vector<Tensor>* tensors : {&op.inputs, &op.outputs}) {
       for (const Tensor& tensor : *tensors) {
         fmt::format_to(write, " {}:{}:{}[", tensor.name, static_cast<int>(tensor.dtype),

@@ -129,7 +129,7 @@ std::pair<Seconds, Seconds> scenario_times(const ValidationCase& item) {
     bool found = false;
     for (std::size_t row = 0; row < run.table.order.size(); ++row) {
       const Op& op = run.graph.op(run.table.order[row]);
-      if (fmt::format("{}/{}/{}", op.stage, op.block, op.name) != name) {
+      if (fmt::format("{}/{}/{}", op.stage, to_string(op.block), op.name) != name) {
         continue;
       }
       found = true;

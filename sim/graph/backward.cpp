@@ -99,8 +99,8 @@ class TrainingBuilder {
           op.kind == OpKind::attention || op.group == "attention_scores" ||
           (op.kind == OpKind::elementwise && op.elementwise == ElementwiseKind::softmax);
       const bool again =
-          op.block == "layer" && (recompute == Recompute::full ||
-                                  (recompute == Recompute::selective && attention_internal));
+          op.block == Block::layer && (recompute == Recompute::full ||
+                                       (recompute == Recompute::selective && attention_internal));
       if (again) {
         Op copy = op;
         copy.name += ".recompute";

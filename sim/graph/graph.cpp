@@ -17,10 +17,16 @@ OpGraph& OpGraph::operator=(const OpGraph& other) {
   return *this;
 }
 
-OpGraph::Vertex OpGraph::add_op(Op op) { return boost::add_vertex(std::move(op), *graph_); }
+// Boost 1.74's add_vertex and add_edge take their property by const reference only: the op is
+// moved into a default-constructed vertex instead of copied.
+OpGraph::Vertex OpGraph::add_op(Op op) {
+  const Vertex vertex = boost::add_vertex(*graph_);
+  (*graph_)[vertex] = std::move(op);
+  return vertex;
+}
 
-void OpGraph::add_edge(Vertex producer, Vertex consumer, std::string tensor) {
-  boost::add_edge(producer, consumer, std::move(tensor), *graph_);
+void OpGraph::add_edge(Vertex producer, Vertex consumer, const std::string& tensor) {
+  boost::add_edge(producer, consumer, tensor, *graph_);
 }
 
 std::vector<OpGraph::Vertex> OpGraph::topological_order() const {

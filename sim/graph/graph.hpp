@@ -32,7 +32,7 @@ class OpGraph {
   ~OpGraph() = default;
 
   Vertex add_op(Op op);
-  void add_edge(Vertex producer, Vertex consumer, std::string tensor);
+  void add_edge(Vertex producer, Vertex consumer, const std::string& tensor);
   [[nodiscard]] const Op& op(Vertex vertex) const { return (*graph_)[vertex]; }
   [[nodiscard]] Op& mutable_op(Vertex vertex) { return (*graph_)[vertex]; }
   [[nodiscard]] std::size_t size() const { return boost::num_vertices(*graph_); }

@@ -28,6 +28,14 @@ constexpr std::array kPassNames{
     Named<Pass>{Pass::optimizer, "optimizer"},
 };
 
+constexpr std::array kBlockNames{
+    Named<Block>{Block::none, ""},          // an op no builder placed; a whole stage's bounds
+    Named<Block>{Block::embed, "embed"},    // the embedding and the dense layers before
+    Named<Block>{Block::layer, "layer"},    // the transformer layers (count × layers)
+    Named<Block>{Block::head, "head"},      // final norm, dense layers after, LM head
+    Named<Block>{Block::matmul, "matmul"},  // a matmul probe's lone op (rsim matmul)
+};
+
 constexpr std::array kKindNames{
     Named<CollectiveKind>{CollectiveKind::all_gather, "all-gather"},
     Named<CollectiveKind>{CollectiveKind::reduce_scatter, "reduce-scatter"},
@@ -72,6 +80,8 @@ std::string_view to_string(OpKind kind) { return name_of(kind, kOpKindNames); }
 
 std::string_view to_string(Pass pass) { return name_of(pass, kPassNames); }
 
+std::string_view to_string(Block block) { return name_of(block, kBlockNames); }
+
 std::int64_t Tensor::elements() const {
   std::int64_t product = 1;
   for (const Axis& axis : axes) {
@@ -100,6 +110,8 @@ std::string Tensor::shape() const {
   return fmt::format("[{}]", fmt::join(parts, ", "));
 }
 
-std::string Op::qualified_name() const { return fmt::format("{}/{}/{}", stage, block, name); }
+std::string Op::qualified_name() const {
+  return fmt::format("{}/{}/{}", stage, to_string(block), name);
+}
 
 }  // namespace rsim

@@ -76,6 +76,15 @@ std::string_view to_string(OpKind kind);
 enum class Pass { forward, recompute, backward, optimizer };
 std::string_view to_string(Pass pass);
 
+/// The part of a stage an op belongs to: the embedding (and the dense layers before the
+/// transformer layers), the transformer layers, the head (final norm, dense layers after, LM
+/// head). A training step's recompute, backward and optimizer ops keep their forward op's block
+/// (so a pipeline splits them too); a plan's collectives keep their op's. `matmul` is the lone op
+/// of a matmul probe; `none` an op no builder placed.
+enum class Block { none, embed, layer, head, matmul };
+/// "embed", "layer", "head", "matmul"; "" for none: the names in op names, reports and JSON.
+std::string_view to_string(Block block);
+
 /// The shape of one fused attention (FMHA: the scores stay on chip): queries of this stage against
 /// keys of this stage plus any cache.
 struct AttentionShape {
@@ -93,9 +102,9 @@ struct AttentionShape {
 /// One operation of the graph. Identical ops (the same op in each of L layers, in each of S
 /// steps) are one Op with count = L·S: costed once, multiplied (keeps rsim fast).
 struct Op {
-  std::string name;   ///< e.g. "qkv_proj"
-  std::string stage;  ///< e.g. "prefix"
-  std::string block;  ///< "embed", "layer", "head" or "optimizer"
+  std::string name;           ///< e.g. "qkv_proj"
+  std::string stage;          ///< e.g. "prefix"
+  Block block = Block::none;  ///< embed, layer or head
   std::int64_t count = 1;
   OpKind kind = OpKind::elementwise;
   Pass pass = Pass::forward;

@@ -61,16 +61,16 @@ class StageBuilder {
   /// Adds every op of the stage; returns its last op, which later stages depend on.
   OpGraph::Vertex build(std::optional<OpGraph::Vertex> upstream) {
     upstream_ = upstream;
-    block_ = "embed";
+    block_ = Block::embed;
     count_ = runs_;
     add_embedding();
     for (const DenseLayer& layer : stage_.pre) {
       add_dense(layer);
     }
-    block_ = "layer";
+    block_ = Block::layer;
     count_ = runs_ * spec_.num_layers;
     add_layer();
-    block_ = "head";
+    block_ = Block::head;
     count_ = runs_;
     add_norm("final_norm");
     for (const DenseLayer& layer : stage_.post) {
@@ -99,7 +99,7 @@ class StageBuilder {
     return {std::move(name), std::move(axes), precision().weights, TensorRole::weight};
   }
 
-  OpGraph::Vertex add(Op op, std::vector<OpGraph::Vertex> producers) {
+  OpGraph::Vertex add(Op op, const std::vector<OpGraph::Vertex>& producers) {
     op.stage = stage_.name;
     op.block = block_;
     op.count = count_;
@@ -527,7 +527,7 @@ class StageBuilder {
   OpGraph& graph_;
   std::int64_t batch_;
   std::int64_t runs_;  // runs of the stage: its steps × a training step's microbatches
-  std::string block_;
+  Block block_ = Block::none;
   std::int64_t count_ = 1;
   std::optional<OpGraph::Vertex> upstream_;
   std::optional<OpGraph::Vertex> last_;
@@ -563,7 +563,7 @@ Op make_matmul(const MatmulShape& shape) {
   Op op;
   op.name = "matmul";
   op.stage = "matmul";
-  op.block = "matmul";
+  op.block = Block::matmul;
   op.kind = OpKind::matmul;
   op.compute_path = shape.compute_path;
   const Axis batch{"batch", shape.batch};

@@ -217,7 +217,8 @@ void write_stages(std::ostream& out, const RunResult& run) {
     rows.push_back(totals_cells(stage.stage, stage.totals));
   }
   for (const GroupBounds& block : run.bounds.blocks) {
-    rows.push_back(totals_cells(block.stage + "/" + block.block, block.totals));
+    rows.push_back(
+        totals_cells(block.stage + "/" + std::string(to_string(block.block)), block.totals));
   }
   write_table(out, "stages-table",
               {"stage", "FLOPs#", "DRAM bytes#", "ΣT_math#", "ΣT_mem#", "ΣT_net#", "lower#",

@@ -304,7 +304,7 @@ Json op_record(const Op& op, const OpCost& cost, double expected,
   Json record{
       {"name", op.name},
       {"stage", op.stage},
-      {"block", op.block},
+      {"block", to_string(op.block)},
       {"kind", std::string(to_string(op.kind))},
       {"count", op.count},
       {"compute_path", op.compute_path},
@@ -397,7 +397,7 @@ Json run_to_json(const RunResult& result) {
     Json blocks = Json::array();
     for (const GroupBounds& block : result.bounds.blocks) {
       if (block.stage == stage.stage) {
-        Json block_entry{{"name", block.block}};
+        Json block_entry{{"name", to_string(block.block)}};
         block_entry.update(totals_json(block.totals));
         blocks.push_back(block_entry);
       }

@@ -248,9 +248,11 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
         result.shapes_searched, result.shapes);
   }
   for (const auto& [reason, count] : result.rejected_by_reason) {
-    const auto example = std::find_if(
-        result.rejected.begin(), result.rejected.end(),
-        [&](const TrainingRejection& rejection) { return to_string(rejection.reason) == reason; });
+    // A named capture: clang before 16 (clang-tidy) cannot capture a structured binding.
+    const auto example = std::find_if(result.rejected.begin(), result.rejected.end(),
+                                      [&name = reason](const TrainingRejection& rejection) {
+                                        return to_string(rejection.reason) == name;
+                                      });
     out << fmt::format("  {} {}, e.g. {}: {}\n", count, reason, example->plan.label(),
                        example->detail);
   }

@@ -194,11 +194,12 @@ void write_stages(std::ostream& out, const RunResult& result) {
       }
       std::int64_t runs = block.steps;
       for (const OpGraph::Stage& graph_stage : result.graph.stages) {
-        if (graph_stage.name == stage.stage && block.block == "layer") {
+        if (graph_stage.name == stage.stage && block.block == Block::layer) {
           runs *= graph_stage.layers;
         }
       }
-      add_totals_row(table, "  " + block.block, fmt::format("{}", runs), block.totals);
+      add_totals_row(table, "  " + std::string(to_string(block.block)), fmt::format("{}", runs),
+                     block.totals);
     }
   }
   table.add_rule();

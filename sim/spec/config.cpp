@@ -186,7 +186,7 @@ double ConfigNode::as_quantity(Dimension dimension) const {
 }
 
 std::string ConfigNode::as_choice(std::initializer_list<std::string_view> choices) const {
-  const std::string text = as_string();
+  std::string text = as_string();
   for (std::string_view choice : choices) {
     if (choice == text) {
       return text;
@@ -254,8 +254,7 @@ ConfigNode parse_config(const std::string& text, const std::string& file_label) 
     }
     return tree;
   } catch (const YAML::Exception& error) {
-    throw ConfigError(to_mark(error.mark, file_label, file_label.empty() ? file_mark : file_mark),
-                      error.msg);
+    throw ConfigError(to_mark(error.mark, file_label, file_mark), error.msg);
   }
 }
 

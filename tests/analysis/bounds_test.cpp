@@ -29,7 +29,7 @@ rsim::Op square_matmul(std::int64_t batch, std::int64_t width, std::int64_t coun
       {batch, width, width, rsim::DType::bf16, rsim::DType::bf16, rsim::DType::bf16, "bf16"});
   op.count = count;
   op.stage = stage;
-  op.block = "layer";
+  op.block = rsim::Block::layer;
   return op;
 }
 

@@ -44,7 +44,7 @@ TEST_CASE("π0.5 graph: stages, counts and the prefix → action cache edge", "[
   bool cache_edge = false;
   for (auto vertex : graph.topological_order()) {
     const rsim::Op& op = graph.op(vertex);
-    if (op.block == "layer") {
+    if (op.block == rsim::Block::layer) {
       // prefix: 18 layers; action: 18 layers × 10 steps; vision: 27 layers
       const std::int64_t expected = op.stage == "vision" ? 27 : op.stage == "prefix" ? 18 : 180;
       CHECK(op.count == expected);

@@ -206,7 +206,7 @@ TEST_CASE("MoE forward FLOPs per token: 2 × the active matmul parameters", "[mo
   // One device, prefill of 8 × 2048 = 16,384 tokens; T·k = 32,768 rows, 4,096 per expert.
   const auto run = rsim::test::run_scenario("mixtral_8x7b_h100", {{"plan", "single"}});
   const auto layer_matmuls = [](const rsim::Op& op) {
-    return op.kind == rsim::OpKind::matmul && op.block == "layer";
+    return op.kind == rsim::OpKind::matmul && op.block == rsim::Block::layer;
   };
   const double per_token =
       run_sum(run, layer_matmuls,

@@ -190,7 +190,7 @@ TEST_CASE("sequence parallelism: reduce-scatter + all-gather in place of each al
   std::vector<std::string> layer_collectives;
   for (std::size_t row = 0; row < sp.table.order.size(); ++row) {
     const rsim::Op& op = sp.graph.op(sp.table.order[row]);
-    if (op.kind == rsim::OpKind::collective && op.block == "layer") {
+    if (op.kind == rsim::OpKind::collective && op.block == rsim::Block::layer) {
       layer_collectives.push_back(std::string(rsim::to_string(op.collective.kind)));
       // each moves the [8, 2048, 8192] bf16 activations: 268,435,456 B
       CHECK(op.collective.bytes.si() == Approx(268'435'456.0));
@@ -205,7 +205,7 @@ TEST_CASE("sequence parallelism: reduce-scatter + all-gather in place of each al
   double sp_layer_net = 0.0;
   for (const auto* run : {&tp, &sp}) {
     for (const auto& block : run->bounds.blocks) {
-      if (block.block == "layer") {
+      if (block.block == rsim::Block::layer) {
         (run == &tp ? tp_layer_net : sp_layer_net) = block.totals.t_net.si();
       }
     }

@@ -37,7 +37,7 @@ void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vert
   }
   for (OpGraph::Vertex vertex = 0; vertex < graph.size(); ++vertex) {
     Op& op = graph.mutable_op(vertex);
-    if (op.block == "layer") {
+    if (op.block == Block::layer) {
       op.count /= mesh.size;
     }
     training = training || op.pass == Pass::backward;

@@ -85,7 +85,7 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
   // once for its dgrad and wgrad, a column-parallel layer's input once for its weight gradient
   // and once for the recomputed q and kv): keyed by the pass, the tensor and the op's stage,
   // block and group (the attention and MLP norms' outputs share a name).
-  using TensorKey = std::tuple<Pass, std::string, std::string, std::string, std::string, double,
+  using TensorKey = std::tuple<Pass, std::string, std::string, Block, std::string, double,
                                std::string, std::int64_t>;
   std::map<TensorKey, OpGraph::Vertex> backward_gathers;
   // An expert matmul's all-reduced partial sums (its mlp axis split): the combine is linear, so
@@ -107,7 +107,7 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       for (const Tensor& tensor : op.inputs) {
         if (tensor.role == TensorRole::weight) {
           const auto count = static_cast<double>(op.count);
-          const double stages = op.block == "layer" ? pipeline_stages : 1.0;
+          const double stages = op.block == Block::layer ? pipeline_stages : 1.0;
           const Tensor stored = stored_weight(tensor, graph, op);
           all_weights += stored.bytes().si() * count;
           stored_weights +=
@@ -252,7 +252,7 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       sharded.graph.add_edge(from, *first, "");
     }
     placed[vertex] = {*first, *previous, output, parts.output_layout};
-    if (op.block == "layer" && op.pass == Pass::forward && !op.outputs.empty()) {
+    if (op.block == Block::layer && op.pass == Pass::forward && !op.outputs.empty()) {
       // The layer's output crosses a pipeline stage boundary.
       boundary = *previous;
       boundary_bytes = sharder.local(output, parts.output_layout).bytes();

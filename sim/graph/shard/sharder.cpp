@@ -100,8 +100,10 @@ Layout Sharder::layout(const Tensor& tensor, const Op& op, bool attention) const
   };
   const auto assign = [&](const std::vector<std::pair<std::string, std::string>>& rules) {
     for (const auto& [logical, mesh_name] : rules) {
-      const auto found = std::find_if(tensor.axes.begin(), tensor.axes.end(),
-                                      [&](const Axis& axis) { return axis.name == logical; });
+      // A named capture: clang before 16 (clang-tidy) cannot capture a structured binding.
+      const auto found =
+          std::find_if(tensor.axes.begin(), tensor.axes.end(),
+                       [&name = logical](const Axis& axis) { return axis.name == name; });
       if (found == tensor.axes.end() ||
           std::find(decided.begin(), decided.end(), logical) != decided.end() ||
           (attention && (logical == "seq" || logical == "kv_seq"))) {

@@ -61,7 +61,7 @@ struct OpGroup {
 
 // "prefix/gate_up_proj": the layer block is implied, other blocks (embed, head) are named.
 std::string group_label(const Op& op) {
-  return op.block == "layer" ? op.stage + "/" + op.name : op.qualified_name();
+  return op.block == Block::layer ? op.stage + "/" + op.name : op.qualified_name();
 }
 
 Bound larger_roof(const OpGroup& group) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/chart/text_chart.hpp"
 
+#include "sim/base/error.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,8 +14,11 @@ namespace {
 // A character grid; row 0 is the top.
 class Grid {
  public:
+  // columns and rows are positive (render_roofline_text checks), so the casts keep their values.
   Grid(int columns, int rows)
-      : columns_(columns), cells_(static_cast<std::size_t>(rows), std::string(columns, ' ')) {}
+      : columns_(columns),
+        cells_(static_cast<std::size_t>(rows),
+               std::string(static_cast<std::size_t>(columns), ' ')) {}
   void set(int column, int row, char value) {
     if (column >= 0 && column < columns_ && row >= 0 && row < static_cast<int>(cells_.size())) {
       cells_[static_cast<std::size_t>(row)][static_cast<std::size_t>(column)] = value;
@@ -35,6 +40,7 @@ int cell(const LogAxis& axis, double value) {
 }  // namespace
 
 std::string render_roofline_text(const RooflineChart& chart, int columns, int rows) {
+  RSIM_CHECK(columns > 1 && rows > 1, "a text chart needs at least 2 columns and 2 rows");
   // The SVG layout's ranges, mapped onto cells: column 0 … columns−1, row rows−1 (bottom) … 0.
   const RooflineLayout layout = layout_roofline(chart, 0);
   const LogAxis x{layout.x.low, layout.x.high, 0.0, static_cast<double>(columns - 1)};
