@@ -46,8 +46,8 @@ struct MatmulResult {
   std::optional<Collective> collective;   ///< the communication the split needs
   std::optional<CollectiveCost> collective_cost;
   Seconds t_net;
-  Seconds t_lower;  ///< max(T_math, T per memory tier, T_net)
-  Seconds t_upper;  ///< T_math + Σ T per memory tier + T_net
+  Seconds t_lower;     ///< max(T_math, T per memory tier, T_net)
+  Seconds t_upper;     ///< T_math + Σ T per memory tier + T_net
   Seconds t_expected;  ///< the matmul's expected time, then its all-reduce's (sim/cost/expected)
   Bound bound = Bound::memory;
   /// D-sharding only: the model width above which T_math exceeds T_net (the network roof):

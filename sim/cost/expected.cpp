@@ -24,8 +24,8 @@ double expected_collective_time(const Collective& collective,
     // NCCL's model (tuning.cc): base latency + steps × per-step latency + bytes / bus bandwidth.
     const double steps =
         tier.hop_latency ? tier.hop_latency->si() * static_cast<double>(cost.hops) : 0.0;
-    return std::max(cost.time.si(), tier.call_latency.si() + steps +
-                                        cost.bandwidth_time.si() / tier.efficiency);
+    return std::max(cost.time.si(),
+                    tier.call_latency.si() + steps + cost.bandwidth_time.si() / tier.efficiency);
   }
   double call_latency = 0.0;
   double efficiency = 1.0;
@@ -33,8 +33,8 @@ double expected_collective_time(const Collective& collective,
     call_latency = std::max(call_latency, tier->call_latency.si());
     efficiency = std::min(efficiency, tier->efficiency);
   }
-  return std::max(cost.time.si(), call_latency + cost.latency_time.si() +
-                                      cost.bandwidth_time.si() / efficiency);
+  return std::max(cost.time.si(),
+                  call_latency + cost.latency_time.si() + cost.bandwidth_time.si() / efficiency);
 }
 
 double expected_device_time(const Op& op, const OpCost& cost, const Roofs& roofs) {
@@ -54,8 +54,8 @@ double expected_time(const Op& op, const OpCostPlan& plan, const Roofs& roofs,
   const double compute_efficiency = plan.path != nullptr ? plan.path->efficiency : 1.0;
   double longest = table.times(row, CostTable::kMathColumn) / compute_efficiency;
   for (std::size_t tier = 0; tier < roofs.memory.size(); ++tier) {
-    longest = std::max(longest, table.times(row, CostTable::tier_column(tier)) /
-                                    roofs.memory[tier].efficiency);
+    longest = std::max(
+        longest, table.times(row, CostTable::tier_column(tier)) / roofs.memory[tier].efficiency);
   }
   return longest + launch(op, longest, roofs);
 }
