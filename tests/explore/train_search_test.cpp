@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: MIT
+// The training plan search: every (t, p, d, ZeRO, sp, recompute, m, v, overlaps, offload) of a
+// training scenario, costed by the schedule stage and ranked by expected step time.
+#include "run_fixture.hpp"
+#include "sim/base/error.hpp"
+#include "sim/explore/search.hpp"
+#include "sim/report/search_report.hpp"
+
+#include <boost/range/iterator_range.hpp>
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <atomic>
+#include <set>
+#include <sstream>
+
+namespace {
+
+// Host offloading off unless asked for: the hand counts below are of a node without it (every
+// plan with host memory is one of 8 offloading choices).
+rsim::TrainingSearchResult train_search(const std::string& file, std::int64_t devices,
+                                        std::int64_t threads = 0, bool host_memory = false,
+                                        std::size_t keep = 0) {
+  const auto scenario = rsim::load_scenario(rsim::test::source_path("tests/data/train/" + file));
+  auto roofs = rsim::scenario_roofs(scenario, "");
+  if (!host_memory) {
+    roofs.host_memory.reset();
+  }
+  rsim::TrainingSearchOptions options;
+  options.threads = threads;
+  options.keep = keep;
+  return rsim::search_training_plans(scenario, roofs, devices, options);
+}
+
+std::int64_t rejected(const rsim::TrainingSearchResult& result, const std::string& reason) {
+  const auto found = result.rejected_by_reason.find(reason);
+  return found == result.rejected_by_reason.end() ? 0 : found->second;
+}
+
+// tests/data/train/FILE with `sets` applied, analyzed.
+rsim::RunResult run_with(const std::string& file,
+                         const std::vector<std::pair<std::string, std::string>>& sets) {
+  auto scenario =
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/" + file), {sets, ""});
+  auto roofs = rsim::scenario_roofs(scenario, "");
+  return rsim::analyze(std::move(scenario), std::move(roofs));
+}
+
+// A plan of the search run as a scenario of its own (every axis on one NVLink node).
+rsim::RunResult run_plan(const std::string& file, const std::string& preset, std::int64_t data,
+                         std::int64_t stages, std::int64_t microbatches,
+                         const std::string& recompute, std::int64_t interleave = 1,
+                         std::int64_t zero_stage = 0) {
+  std::vector<std::pair<std::string, std::string>> sets{
+      {"plan.preset", preset},
+      {"plan.mesh.data", fmt::format("{} over nvlink", data)},
+      {"plan.mesh.stage", fmt::format("{} over nvlink", stages)},
+      {"workload.microbatches", std::to_string(microbatches)},
+      {"workload.recompute", recompute}};
+  if (interleave > 1) {
+    sets.emplace_back("workload.pipeline_interleave", std::to_string(interleave));
+  }
+  if (zero_stage > 0) {
+    sets.emplace_back("plan.zero_stage", std::to_string(zero_stage));
+  }
+  return run_with(file, sets);
+}
+
+}  // namespace
+
+TEST_CASE("training search on 8 GPUs: the best plan, derived by hand", "[search][train]") {
+  // The odd decoder (tests/data/train/odd_decoder.yaml): L = 9 layers, 9 heads of 256, D = 2304,
+  // F = 9216 (not gated), V = 32000 tied; 16 sequences of 512 tokens on 8 H100s (no host
+  // offloading). Space: t | 8, p | 8/t, d = 8/(t·p); ZeRO stage 0, 1, 2, 3 (the last three for
+  // d > 1); sp off, or on (t > 1) with the tensor collectives after or overlapped (3 choices);
+  // m ∈ divisors(16) = {1, 2, 4, 8, 16}; recompute ×3; v = 1 (no p > 1 divides 9); gradients
+  // reduced after the backward or overlapped with it (d > 1). Plans (ZeRO × sp choices) × 3 × 5
+  // × (2 for d > 1) per (t, p, d):
+  //   t1 p1 d8: 4 → 120; t1 p2 d4: 120; t1 p4 d2: 120; t1 p8 d1: 15; t2 p1 d4: 4 × 3 → 360;
+  //   t2 p2 d2: 360; t2 p4 d1: 3 → 45; t4 p1 d2: 360; t4 p2 d1: 45; t8 p1 d1: 45. Σ = 1590.
+  // Rejected, first reason first:
+  //   layers (p ∈ {2, 4, 8} does not divide 9): 120 + 120 + 15 + 360 + 45 + 45 = 705;
+  //   batch (16/m sequences per microbatch over d must be whole: m·d | 16): d8 m ∈ {4, 8, 16}:
+  //     4 × 3 × 3 × 2 = 72; d4 (t2) m ∈ {8, 16}: 12 × 3 × 2 × 2 = 144; d2 (t4) m = 16:
+  //     12 × 3 × 2 = 72 → 288;
+  //   model (9 heads over t ∈ {2, 4, 8}): t2 d4 m ∈ {1, 2, 4}: 12 × 3 × 3 × 2 = 216; t4 d2 m ∈
+  //     {1, 2, 4, 8}: 12 × 3 × 4 × 2 = 288; t8 d1: 3 × 3 × 5 = 45 → 549.
+  // Costed: t1 p1 d8, 4 shapes × 3 × m ∈ {1, 2} × 2 = 48 (P ≈ 0.65e9 × 16 B ≈ 10 GB fits).
+  const auto result = train_search("odd_decoder_train.yaml", 8);
+  CHECK(result.seen == 1590);
+  CHECK(rejected(result, "layers do not divide over the pipeline") == 705);
+  CHECK(rejected(result, "batch does not divide into microbatches") == 288);
+  CHECK(rejected(result, "does not divide the model") == 549);
+  CHECK(result.rejected_by_reason.size() == 3);
+  CHECK(result.costed == 48);
+  CHECK(result.ranked.size() == 48);
+  // Analyses: the 24 costed without the overlap (it is derived), and one per shape that does not
+  // divide the model (its first whole b; the other m divide no better): t2 8 × 3 + t4 8 × 3 +
+  // t8 2 × 3 = 54.
+  CHECK(result.analyses == 24 + 54);
+  // The best of the 48, by hand. Every one runs the same math (1/8 of the step's tokens).
+  // - recompute none: selective and full add forward work (and, under ZeRO-3, weight gathers);
+  // - m = 1: m = 2 reads every weight twice (and ZeRO-3 gathers it twice), for the same FLOPs;
+  // - at m = 1, with G = matmul weights × 2 B: (9 × (4·D² + 2·D·F) + V·D) = 9 × 63,700,992 +
+  //   73,728,000 = 647,036,928 parameters → 1,294,073,856 B; / W_nvlink 450e9 B/s = 2.876 ms,
+  //   and T_opt = Adam's update reading the parameter (2 B), its gradient (2 B) and state (12 B)
+  //   and writing parameter and state (14 B): 30 B × 647,036,928 / 3.35e12 B/s = 5.794 ms:
+  //   - ZeRO-0 (DP) all-reduces the gradients once (2·(7/8)·G/W) and updates all P;
+  //   - ZeRO-1 reduce-scatters them and all-gathers the updated weights (the same 2·(7/8)·G/W)
+  //     and updates P/8: ZeRO-1 − DP = −(7/8)·T_opt = −5.070 ms;
+  //   - ZeRO-2 moves and updates the same (it keeps only 1/8 of the gradients): a tie, broken by
+  //     the ZeRO stage, ascending;
+  //   - ZeRO-3 all-gathers the weights for the forward and again for the backward and
+  //     reduce-scatters the gradients ((7/8)·G/W each) and updates P/8: ZeRO-3 − ZeRO-1 =
+  //     (7/8)·G/W = +2.516 ms.
+  // - overlapping ZeRO-1's gradient reduce-scatter (2.516 ms) with the backward: exposed
+  //   max(G/ℓ, G − B/m) with ℓ = 9 layers, m = 1 and B ≥ the backward matmuls' math alone,
+  //   4 × 647,036,928 × 1024 tokens / 989.4e12 FLOP/s = 2.679 ms > (8/9)·G: exposed G/9, so the
+  //   overlap hides (8/9) × 2.516 = 2.237 ms.
+  // Best: t1 p1 d8 megatron_3d+zero1 m1 none overlap, the plan of odd_decoder_train.yaml.
+  REQUIRE(result.ranked.size() >= 2);
+  const auto& best = result.ranked.front().plan;
+  CHECK(best.tensor == 1);
+  CHECK(best.pipeline == 1);
+  CHECK(best.data == 8);
+  CHECK(best.zero_stage == 1);
+  CHECK(best.microbatches == 1);
+  CHECK(best.recompute == rsim::Recompute::none);
+  CHECK(best.overlap_gradients);
+  const auto at_m1 = [&](std::int64_t zero_stage, bool overlap = false) {
+    const auto found =
+        std::find_if(result.ranked.begin(), result.ranked.end(), [&](const auto& candidate) {
+          return candidate.plan.zero_stage == zero_stage && candidate.plan.microbatches == 1 &&
+                 candidate.plan.recompute == rsim::Recompute::none &&
+                 candidate.plan.overlap_gradients == overlap;
+        });
+    REQUIRE(found != result.ranked.end());
+    return *found;
+  };
+  // Without the overlap the step is the run's lower bound.
+  const auto direct = run_plan("odd_decoder_train.yaml", "megatron_3d", 8, 1, 1, "none", 1, 1);
+  CHECK(at_m1(1).step_lower.si() == Approx(direct.bounds.total.t_lower.si()).epsilon(1e-12));
+  CHECK(result.ranked.front().footprint.total().si() ==
+        Approx(direct.footprint.total().si()).epsilon(1e-12));
+  // The hand differences, less the collectives' latencies and the small activation reshards
+  // ZeRO-3's sharded embedding table adds (a few %).
+  CHECK((at_m1(1).step_lower - at_m1(0).step_lower).si() == Approx(-5.070e-3).epsilon(0.05));
+  CHECK((at_m1(3).step_lower - at_m1(1).step_lower).si() == Approx(2.516e-3).epsilon(0.05));
+  CHECK(at_m1(2).step_lower.si() == Approx(at_m1(1).step_lower.si()).epsilon(1e-12));
+  // The gradient overlap hides (8/9) of the reduce-scatters in the expected step: their expected
+  // time G is each one's α + 7 ring steps × 0.6 µs (hardware/h100_sxm.yaml) plus the bytes at
+  // NVLink's 0.82 of 450 GB/s, at least 2.516 ms / 0.82 = 3.068 ms, and the backward's expected
+  // math (≥ 2.679 ms / 0.80 = 3.349 ms) covers (8/9)·G. The lower bound hides every collective
+  // already: the same with or without it.
+  double gradients_expected = 0.0;
+  for (std::size_t row = 0; row < direct.table.order.size(); ++row) {
+    const auto& op = direct.graph.op(direct.table.order[row]);
+    if (op.role == rsim::CollectiveRole::gradient_reduction) {
+      const auto index = static_cast<Eigen::Index>(row);
+      gradients_expected += direct.table.expected(index) * direct.table.counts(index);
+    }
+  }
+  CHECK(gradients_expected > 2.516e-3 / 0.82);
+  CHECK((at_m1(1, true).step_expected - at_m1(1).step_expected).si() ==
+        Approx(-8.0 / 9.0 * gradients_expected).epsilon(1e-9));
+  CHECK(at_m1(1, true).step_lower.si() == at_m1(1).step_lower.si());
+  // ZeRO-2 keeps 1/8 of the gradients: (7/8) × 1,294,073,856 B less than ZeRO-1.
+  CHECK((at_m1(1).footprint.gradients - at_m1(2).footprint.gradients).si() ==
+        Approx(0.875 * 1'294'073'856.0).epsilon(0.01));
+  // MFU = model FLOPs / (8 × 989.4e12 FLOP/s × step).
+  CHECK(result.ranked.front().mfu ==
+        Approx(result.model_flops / (8.0 * 989.4e12 * result.ranked.front().step_lower.si())));
+}
+
+TEST_CASE("training search counts what it rejects, and interleaving follows from one costing",
+          "[search][train]") {
+  // Llama 2 7B (L = 32, 32 heads, V = 32000), 8 sequences of 128 tokens on 8 H100s (no host
+  // offloading); ZeRO 0–3 for d > 1 (4 ways), 0 for d = 1; for t > 1 sp off, or on with the
+  // tensor collectives after or overlapped (3 ways, so 12 or 3 per (t, p, d)); m ∈ {1, 2, 4, 8};
+  // v ∈ divisors(32/p): p2 → 5, p4 → 4, p8 → 3; gradients after or overlapped for d > 1 (× 2;
+  // every count below for d > 1 is × 2).
+  // Seen: t1p1d8 4·3·4·2 = 96; t1p2d4 4·3·4·5·2 = 480; t1p4d2 4·3·4·4·2 = 384; t1p8d1 3·4·3 =
+  //   36; t2p1d4 12·3·4·2 = 288; t2p2d2 12·3·4·5·2 = 1440; t2p4d1 3·3·4·4 = 144; t4p1d2 288;
+  //   t4p2d1 3·3·4·5 = 180; t8p1d1 3·3·4 = 36. Σ = 3372.
+  // Memory before costing: P = 32 × (4·4096² + 3·4096·11008 + 2·4096) + 2·32000·4096 + 4096
+  //   = 6,738,415,616 parameters × (2 + 2 + 12) B = 107.8 GB > 80 GB replicated on one shard
+  //   (t1 p1 d8 ZeRO-0: 3 × 4 × 2 = 24 plans); ZeRO-1 there needs 2 + 2 + 12/8 = 5.5 B per
+  //   parameter (37.1 GB) and fits, as do 2 shards (53.9 GB).
+  // Batch (m·d | 8): t1p1d8 ZeRO 1–3 m ∈ {2, 4, 8}: 3·3·3·2 = 54; t1p2d4 m ∈ {4, 8}: 4·3·2·5·2
+  //   = 240; t1p4d2 m = 8: 4·3·4·2 = 96; t2p1d4: 12·3·2·2 = 144; t2p2d2: 12·3·5·2 = 360;
+  //   t4p1d2: 12·3·2 = 72 → 966.
+  // Interleaving (v > 1 needs p | m): t1p2d4 m = 1: 4·3·4·2 = 96; t1p4d2 m ∈ {1, 2}: 4·3·2·3·2
+  //   = 144; t1p8d1 m ∈ {1, 2, 4}: 3·3·2 = 18; t2p2d2 m = 1: 12·3·4·2 = 288; t2p4d1 m ∈ {1, 2}:
+  //   3·3·2·3 = 54; t4p2d1 m = 1: 3·3·4 = 36 → 636.
+  // Everything divides the model (32 heads, F = 11008 = 2⁸·43, V, D over 8); the rest is costed:
+  // 3372 − 24 − 966 − 636 = 1746.
+  const auto result = train_search("llama2_7b_train.yaml", 8);
+  CHECK(result.seen == 3372);
+  CHECK(rejected(result, "does not fit in memory") == 24);
+  CHECK(rejected(result, "batch does not divide into microbatches") == 966);
+  CHECK(rejected(result, "interleaving needs m divisible by p") == 636);
+  CHECK(result.rejected_by_reason.size() == 3);
+  CHECK(result.costed == 1746);
+  CHECK(result.ranked.size() == 1746);
+  const auto memory = std::find_if(
+      result.rejected.begin(), result.rejected.end(),
+      [](const auto& rejection) { return rejection.reason == rsim::RejectionReason::memory; });
+  REQUIRE(memory != result.rejected.end());
+  CHECK(memory->detail.find("alone need at least 107.8 GB") != std::string::npos);
+  // v = 2 derived from the v = 1 costing against analyze() at v = 2: t1 p2 d4, m = 2.
+  const auto interleaved =
+      std::find_if(result.ranked.begin(), result.ranked.end(), [](const auto& candidate) {
+        const auto& plan = candidate.plan;
+        return plan.tensor == 1 && plan.pipeline == 2 && plan.zero_stage == 0 &&
+               !plan.overlap_gradients && plan.microbatches == 2 &&
+               plan.recompute == rsim::Recompute::selective && plan.interleave == 2;
+      });
+  REQUIRE(interleaved != result.ranked.end());
+  const auto direct = run_plan("llama2_7b_train.yaml", "megatron_3d", 4, 2, 2, "selective", 2);
+  REQUIRE(direct.pipeline);
+  CHECK(interleaved->step_lower.si() == Approx(direct.bounds.total.t_lower.si()).epsilon(1e-12));
+  CHECK(interleaved->step_upper.si() == Approx(direct.bounds.total.t_upper.si()).epsilon(1e-12));
+  CHECK(interleaved->t_net.si() == Approx(direct.bounds.total.t_net.si()).epsilon(1e-12));
+  CHECK(interleaved->bubble.si() == Approx(direct.pipeline->bubble_lower.si()).epsilon(1e-12));
+  // (p − 1)/(v·m + p − 1) = 1/(2·2 + 1) = 0.2.
+  CHECK(interleaved->bubble_fraction == Approx(0.2));
+  // Pruning drops no plan that fits: costing every plan ranks the same 1746.
+  const auto scenario =
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml"));
+  rsim::TrainingSearchOptions exhaustive;
+  exhaustive.prune = false;
+  auto roofs = rsim::scenario_roofs(scenario, "");
+  roofs.host_memory.reset();
+  const auto all = rsim::search_training_plans(scenario, roofs, 8, exhaustive);
+  CHECK(all.seen == 3372);
+  CHECK(rsim::training_search_to_json(all, 0)["ranked"] ==
+        rsim::training_search_to_json(result, 0)["ranked"]);
+}
+
+namespace {
+
+// The ranked plan of `result` matching every dimension given (the others at their first value).
+const rsim::TrainingCandidate& find_plan(const rsim::TrainingSearchResult& result,
+                                         const rsim::TrainingPlan& wanted) {
+  const auto found =
+      std::find_if(result.ranked.begin(), result.ranked.end(), [&](const auto& candidate) {
+        const rsim::TrainingPlan& plan = candidate.plan;
+        return plan.tensor == wanted.tensor && plan.pipeline == wanted.pipeline &&
+               plan.placement == wanted.placement && plan.zero_stage == wanted.zero_stage &&
+               plan.sequence_parallel == wanted.sequence_parallel &&
+               plan.microbatches == wanted.microbatches && plan.recompute == wanted.recompute &&
+               plan.interleave == wanted.interleave &&
+               plan.overlap_gradients == wanted.overlap_gradients &&
+               plan.overlap_tensor == wanted.overlap_tensor &&
+               plan.offload_weights == wanted.offload_weights &&
+               plan.offload_activations == wanted.offload_activations &&
+               plan.offload_optimizer == wanted.offload_optimizer;
+      });
+  REQUIRE(found != result.ranked.end());
+  return *found;
+}
+
+}  // namespace
+
+TEST_CASE("training search: tensor collectives overlapped with their matmuls", "[search][train]") {
+  // Llama 2 7B, t2 p1 d4 megatron_3d_sp, m = 1: each replica runs 8/4 = 2 sequences × 128 =
+  // 256 tokens. Under sequence parallelism each layer's forward has 4 tensor-axis collectives
+  // (all-gather before q/kv and gate_up, reduce-scatter after o and down) and its backward 7:
+  // their 5 conjugates (q and kv reduce-scatter their input gradients apart; the all-gathered
+  // output gradients of o and down serve their weight gradients too) and 2 re-gathers for the
+  // weight gradients (gate_up's input, and the attention norm's output once for q and kv), as
+  // Megatron-LM does. The LM head adds 3 (a gather, its weight gradient's gather, a scatter).
+  // Each moves [256, 4096] bf16 = 2,097,152 B over t = 2 on NVLink: (t−1)/t × 2,097,152 B /
+  // 450e9 B/s = 2.330169 µs; (11 × 32 + 3) × 2.330169 µs = 355 × 2.330169 µs = 0.827210 ms.
+  // The matmuls they hide under are memory-bound at 256 tokens: a layer's weights / t =
+  // 202,383,360 × 2 B / 2 / 3.35e12 B/s = 60 µs per pass and layer (1.9 ms forward, twice that
+  // backward), so (t−1)/t of them (0.97 ms, 1.9 ms) exceeds the collectives of each pass
+  // (0.30 ms, 0.53 ms): a ring step hides them all, exposed max(0, C − (t−1)/t·G) = 0.
+  const auto result = train_search("llama2_7b_train.yaml", 8);
+  rsim::TrainingPlan wanted;
+  wanted.tensor = 2;
+  wanted.data = 4;
+  wanted.sequence_parallel = true;
+  const auto& after = find_plan(result, wanted);
+  wanted.overlap_tensor = true;
+  const auto& overlapped = find_plan(result, wanted);
+  CHECK(overlapped.tensor_hidden.si() == Approx(0.827210e-3).epsilon(1e-6));
+  // The plan run as a scenario of its own, and its tensor-axis all-gathers and reduce-scatters.
+  const auto sequence_parallel = [](const std::string& recompute) {
+    return run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d_sp"},
+                                             {"plan.mesh.model", "2 over nvlink"},
+                                             {"plan.mesh.data", "4 over nvlink"},
+                                             {"workload.microbatches", "1"},
+                                             {"workload.recompute", recompute}});
+  };
+  const auto tensor_collectives = [](const rsim::RunResult& run) {
+    std::int64_t collectives = 0;
+    for (const auto vertex : run.graph.topological_order()) {
+      const auto& op = run.graph.op(vertex);
+      if (op.kind == rsim::OpKind::collective && op.mesh_axis == "model" &&
+          (op.collective.kind == rsim::CollectiveKind::all_gather ||
+           op.collective.kind == rsim::CollectiveKind::reduce_scatter)) {
+        collectives += op.count;
+      }
+    }
+    return collectives;
+  };
+  const auto direct = sequence_parallel("none");
+  CHECK(tensor_collectives(direct) == 355);
+  // A gather that serves two matmuls feeds both, and a gradient's gather waits for the gradient:
+  // q's weight gradient reads the attention norm's output gathered once for kv's.
+  const auto& graph = direct.graph;
+  const auto gather_into = [&](std::string_view consumer) {
+    for (const auto vertex : graph.topological_order()) {
+      if (graph.op(vertex).name != consumer) {
+        continue;
+      }
+      for (const auto edge : boost::make_iterator_range(boost::in_edges(vertex, graph.graph()))) {
+        const auto& source = graph.op(boost::source(edge, graph.graph()));
+        if (source.kind == rsim::OpKind::collective &&
+            source.collective.kind == rsim::CollectiveKind::all_gather) {
+          return boost::in_degree(boost::source(edge, graph.graph()), graph.graph()) > 0;
+        }
+      }
+    }
+    return false;
+  };
+  CHECK(gather_into("q_proj.wgrad"));
+  CHECK(gather_into("kv_proj.wgrad"));
+  CHECK(gather_into("o_proj.wgrad"));
+  CHECK(gather_into("o_proj.dgrad"));
+  // Full recomputation re-runs the layers' forward, gathering 4 times per layer like it (q and
+  // kv share the attention norm's gather): (4 + 4 + 7) × 32 + 3 = 483.
+  CHECK(tensor_collectives(sequence_parallel("full")) == 483);
+  // The overlap shortens the expected step (the collectives it hides are exposed without it);
+  // the lower bound already hides every collective under the device work (issue 21 #3a): equal.
+  CHECK(overlapped.tensor_hidden.si() > 0.0);
+  CHECK(after.step_expected > overlapped.step_expected);
+  CHECK(after.step_lower.si() == overlapped.step_lower.si());
+  // The upper bound assumes no overlap: unchanged.
+  CHECK(overlapped.step_upper.si() == after.step_upper.si());
+  CHECK(after.tensor_hidden.si() == 0.0);
+  CHECK(overlapped.plan.label() == "t2 p1 d4 megatron_3d_sp m1 none tp-overlap");
+}
+
+TEST_CASE("training search: offloading to host memory, derived by hand", "[search][train]") {
+  // Llama 2 7B on 8 H100s with their host memory (hardware/h100_sxm.yaml: 256 GiB and PCIe
+  // Gen5 64 GB/s each way per GPU). P = 6,738,415,616 parameters, of which the 32 layers hold
+  // 32 × (4·4096² + 3·4096·11008 + 2·4096) = 32 × 202,383,360 = 6,476,267,520.
+  const auto result = train_search("llama2_7b_train.yaml", 8, 0, true);
+  // Every plan of the search without host memory (3372) is one of 8 offloading choices.
+  CHECK(result.seen == 8 * 3372);
+  // t1 p1 d8 ZeRO-0 needs 16 B × P = 107.8 GB replicated (rejected without host memory).
+  // Offloading the weights and the optimizer state keeps 2 of the 32 layers' in HBM:
+  //   weights: 2 B × P − (15/16) × 2 B × 6,476,267,520 = 13,476,831,232 − 12,143,001,600
+  //            = 1,333,829,632 B;
+  //   optimizer state: 12 B × P − (15/16) × 12 B × 6,476,267,520 = 80,860,987,392 −
+  //            72,858,009,600 = 8,002,977,792 B;
+  //   host: 12,952,535,040 + 77,715,210,240 = 90,667,745,280 B ≤ 256 GiB.
+  // At m = 1 the forward and the backward each stream the layers' weights in (12,952,535,040 B
+  // / 64e9 B/s = 202.4 ms, against ~14 ms and ~28 ms of math plus a 52 ms gradient
+  // all-reduce), and the optimizer step reads and writes the offloaded weights and state once
+  // (90,667,745,280 B / 64e9 = 1.4167 s, against ~60 ms in HBM): every pass waits on the link,
+  // so the step's lower bound is (3 × 12,952,535,040 + 77,715,210,240) / 64e9 = 1.821450240 s.
+  rsim::TrainingPlan wanted;
+  wanted.data = 8;
+  wanted.offload_weights = true;
+  wanted.offload_optimizer = true;
+  const auto& offloaded = find_plan(result, wanted);
+  CHECK(offloaded.footprint.weights.si() == Approx(1'333'829'632.0).epsilon(1e-12));
+  CHECK(offloaded.footprint.optimizer_state.si() == Approx(8'002'977'792.0).epsilon(1e-12));
+  CHECK(offloaded.host_bytes.si() == Approx(90'667'745'280.0).epsilon(1e-12));
+  CHECK(offloaded.step_lower.si() == Approx(1.821450240).epsilon(1e-9));
+  CHECK(offloaded.t_host.si() == Approx(1.821450240).epsilon(1e-9));
+  CHECK(offloaded.plan.label() == "t1 p1 d8 megatron_3d m1 none offload:weights+optimizer");
+  // Offloading the saved activations (t1 p1 d8 ZeRO-1, which fits without): HBM keeps two
+  // layers' and the head's, the link carries every layer's out in the forward and back in the
+  // backward (m · ℓ · per-layer bytes each way), checked against the direct run's parts.
+  const auto direct = run_plan("llama2_7b_train.yaml", "megatron_3d", 8, 1, 1, "none", 1, 1);
+  REQUIRE(direct.training_memory);
+  const auto& parts = *direct.training_memory;
+  wanted = rsim::TrainingPlan{};
+  wanted.data = 8;
+  wanted.zero_stage = 1;
+  wanted.offload_activations = true;
+  const auto& activations = find_plan(result, wanted);
+  CHECK(activations.footprint.activations.si() ==
+        Approx((parts.layer_saved * 2.0 + parts.head).si()).epsilon(1e-12));
+  CHECK(activations.host_bytes.si() == Approx(parts.layer_saved.si() * 32.0).epsilon(1e-12));
+  CHECK(activations.t_host.si() ==
+        Approx(2.0 * parts.layer_saved.si() * 32.0 / 64e9).epsilon(1e-12));
+  // A rejection stands for every overlap choice of its plan, so it shows none of them. At
+  // t1 p1 d8 ZeRO-0, m = 1, the 4 offloading choices that keep the optimizer state in HBM do not
+  // fit (at least 1.33 GB of weights + 13.48 GB of gradients + 80.86 GB of state > 80 GB); the 4
+  // that offload it do (13.48 + 13.48 + 8.00 GB at most, plus the activations).
+  const auto rejected_choices = std::count_if(
+      result.rejected.begin(), result.rejected.end(), [](const rsim::TrainingRejection& rejection) {
+        return rejection.reason == rsim::RejectionReason::memory && rejection.plan.data == 8 &&
+               rejection.plan.zero_stage == 0 && rejection.plan.microbatches == 1 &&
+               rejection.plan.recompute == rsim::Recompute::none;
+      });
+  CHECK(rejected_choices == 4);
+  for (const auto& rejection : result.rejected) {
+    CHECK_FALSE(rejection.plan.overlap_gradients);
+    CHECK_FALSE(rejection.plan.overlap_tensor);
+  }
+  // The same with 20 GB of host memory, where a choice is rejected after an earlier one of the
+  // same plan was costed: t1 p1 d8 ZeRO-1 offloading the weights and the optimizer state needs
+  // 12,952,535,040 B + 12 B × 6,476,267,520 / 8 = 9,714,401,280 B = 22.67 GB of host memory
+  // (each alone fits).
+  auto small_host = rsim::scenario_roofs(
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml")), "");
+  small_host.host_memory->capacity = rsim::Bytes(20e9);
+  const auto host_limited = rsim::search_training_plans(
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml")),
+      small_host, 8);
+  const auto host_rejection = std::find_if(
+      host_limited.rejected.begin(), host_limited.rejected.end(), [](const auto& rejection) {
+        return rejection.reason == rsim::RejectionReason::host_memory && rejection.plan.data == 8 &&
+               rejection.plan.zero_stage == 1 && rejection.plan.offload_weights &&
+               !rejection.plan.offload_activations && rejection.plan.offload_optimizer;
+      });
+  REQUIRE(host_rejection != host_limited.rejected.end());
+  CHECK(host_rejection->detail.find("needs 22.67 GB of host memory") != std::string::npos);
+  for (const auto& rejection : host_limited.rejected) {
+    CHECK_FALSE(rejection.plan.overlap_gradients);
+    CHECK_FALSE(rejection.plan.overlap_tensor);
+  }
+  // Pruning (the memory floor with offloading) drops no plan that fits.
+  const auto scenario =
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/llama2_7b_train.yaml"));
+  rsim::TrainingSearchOptions exhaustive;
+  exhaustive.prune = false;
+  const auto all =
+      rsim::search_training_plans(scenario, rsim::scenario_roofs(scenario, ""), 8, exhaustive);
+  CHECK(all.costed == result.costed);
+  CHECK(rsim::training_search_to_json(all, 0)["ranked"] ==
+        rsim::training_search_to_json(result, 0)["ranked"]);
+  // Keeping only the best 7 keeps exactly the first 7 of the whole ranking.
+  const auto best = train_search("llama2_7b_train.yaml", 8, 0, true, 7);
+  CHECK(best.costed == result.costed);
+  REQUIRE(best.ranked.size() == 7);
+  CHECK(rsim::training_search_to_json(best, 7) == rsim::training_search_to_json(result, 7));
+}
+
+TEST_CASE("training search places the axes in every distinct order", "[search][train]") {
+  // Llama 2 7B on 16 H100s: two NVLink nodes of 8 over InfiniBand. t2 p2 d4, each order taking
+  // the node's room (8) in turn, an axis inside while it divides what is left, else on ib:
+  //   model>data>stage: model 2 (room 4), data 4 (room 1), stage ib;
+  //   model>stage>data: model 2 (4), stage 2 (2), data 4 > 2 → ib;
+  //   data>model>stage: data 4 (2), model 2 (1), stage ib = the first;
+  //   data>stage>model: data 4 (2), stage 2 (1), model ib;
+  //   stage>model>data: = the second; stage>data>model: = the fourth.
+  // Three distinct placements: orders 0, 1 and 3.
+  const auto result = train_search("llama2_7b_train.yaml", 16);
+  std::set<std::int64_t> placements;
+  for (const auto& candidate : result.ranked) {
+    if (candidate.plan.tensor == 2 && candidate.plan.pipeline == 2) {
+      placements.insert(candidate.plan.placement);
+    }
+  }
+  CHECK(placements == std::set<std::int64_t>{0, 1, 3});
+  CHECK(rsim::training_axis_orders().at(1) == "model>stage>data");
+  // Order 1 costed as the scenario with that mesh: step time = analyze()'s lower bound.
+  rsim::TrainingPlan wanted;
+  wanted.tensor = 2;
+  wanted.pipeline = 2;
+  wanted.data = 4;
+  wanted.placement = 1;
+  wanted.microbatches = 2;
+  const auto& placed = find_plan(result, wanted);
+  CHECK(placed.mesh == "model: \"2 over nvlink\", data: \"4 over ib\", stage: \"2 over nvlink\"");
+  CHECK(placed.plan.label() == "t2 p2 d4 megatron_3d m2 none v1 place:model>stage>data");
+  const auto direct = run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
+                                                        {"plan.mesh.model", "2 over nvlink"},
+                                                        {"plan.mesh.data", "4 over ib"},
+                                                        {"plan.mesh.stage", "2 over nvlink"},
+                                                        {"workload.microbatches", "2"},
+                                                        {"workload.recompute", "none"}});
+  CHECK(placed.step_lower.si() == Approx(direct.bounds.total.t_lower.si()).epsilon(1e-12));
+  CHECK(placed.t_net.si() == Approx(direct.bounds.total.t_net.si()).epsilon(1e-12));
+  // The default order puts the data axis in the node and the stages over ib instead: a
+  // different plan with its own network time.
+  wanted.placement = 0;
+  CHECK(find_plan(result, wanted).t_net.si() != placed.t_net.si());
+  // An axis larger than the node that takes its room first spans it and the next tier: t1 p16
+  // d1 puts 8 stages in each node (7 of every 8 stage boundaries on NVLink) instead of all 16
+  // over ib, less network time.
+  wanted = rsim::TrainingPlan{};
+  wanted.pipeline = 16;
+  const auto& spanning = find_plan(result, wanted);
+  CHECK(spanning.mesh == "stage: \"16 over nvlink+ib\"");
+  const auto hierarchical =
+      run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
+                                        {"plan.mesh.data", "1 over nvlink"},
+                                        {"plan.mesh.stage", "16 over nvlink+ib"},
+                                        {"workload.microbatches", "1"},
+                                        {"workload.recompute", "none"}});
+  const auto flat = run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
+                                                      {"plan.mesh.data", "1 over nvlink"},
+                                                      {"plan.mesh.stage", "16 over ib"},
+                                                      {"workload.microbatches", "1"},
+                                                      {"workload.recompute", "none"}});
+  CHECK(spanning.step_lower.si() == Approx(hierarchical.bounds.total.t_lower.si()).epsilon(1e-12));
+  CHECK(hierarchical.bounds.total.t_net < flat.bounds.total.t_net);
+}
+
+TEST_CASE("training search on one device without a network (Thor)", "[search][train]") {
+  // tests/data/train/odd_decoder_thor.yaml: 4 sequences on one Thor: t = p = d = 1, one
+  // placement, ZeRO 0, no sp, no overlaps, no host memory (unified), m ∈ {1, 2, 4}, recompute ×3:
+  // 9 plans, all fitting (P ≈ 0.65e9 × 16 B ≈ 10 GB < 128 GB). Best: m = 1 reads the weights once
+  // and recompute none adds no forward work.
+  const auto result = train_search("odd_decoder_thor.yaml", 1, 0, true);
+  CHECK(result.seen == 9);
+  CHECK(result.costed == 9);
+  REQUIRE_FALSE(result.ranked.empty());
+  CHECK(result.ranked.front().plan.label() == "t1 p1 d1 megatron_3d m1 none");
+  CHECK(result.ranked.front().mesh.empty());
+}
+
+TEST_CASE("an interrupted training search reports what it finished", "[search][train]") {
+  const auto scenario =
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/odd_decoder_train.yaml"));
+  const auto roofs = rsim::scenario_roofs(scenario, "");
+  std::atomic<bool> cancel{false};
+  rsim::TrainingSearchOptions options;
+  options.threads = 1;
+  options.cancel = &cancel;
+  // Ctrl-C after the first plan shape: one thread starts no other.
+  options.progress = [&](std::size_t, std::size_t) { cancel.store(true); };
+  const auto stopped = rsim::search_training_plans(scenario, roofs, 8, options);
+  const auto whole = rsim::search_training_plans(scenario, roofs, 8);
+  CHECK(stopped.cancelled);
+  CHECK_FALSE(whole.cancelled);
+  CHECK(stopped.shapes == whole.shapes);
+  CHECK(stopped.shapes_searched == 1);
+  CHECK(whole.shapes_searched == whole.shapes);
+  CHECK(stopped.seen == whole.seen);
+  CHECK(stopped.costed < whole.costed);
+  std::ostringstream text;
+  rsim::write_training_search_text(text, stopped, 3);
+  CHECK(text.str().find(fmt::format("Interrupted: 1 of {} plan shapes searched", whole.shapes)) !=
+        std::string::npos);
+  CHECK(rsim::training_search_to_json(stopped, 3)["cancelled"] == true);
+}
+
+TEST_CASE("training search ranks the same on one thread and on many", "[search][train]") {
+  const auto serial =
+      rsim::training_search_to_json(train_search("odd_decoder_train.yaml", 8, 1), 0);
+  const auto parallel =
+      rsim::training_search_to_json(train_search("odd_decoder_train.yaml", 8, 4), 0);
+  CHECK(serial.dump() == parallel.dump());
+  // Ranked by expected step time, ties by the bounds then plan order: a strict order.
+  const auto result = train_search("odd_decoder_train.yaml", 8);
+  for (std::size_t index = 1; index < result.ranked.size(); ++index) {
+    CHECK(result.ranked[index - 1].step_expected <= result.ranked[index].step_expected);
+  }
+  std::ostringstream text;
+  rsim::write_training_search_text(text, result, 3);
+  CHECK(text.str().find("1590 plans seen, 48 costed") != std::string::npos);
+  CHECK_THROWS_AS(train_search("odd_decoder_train.yaml", 0), rsim::InputError);
+  // An inference scenario is not searched as training.
+  const auto inference =
+      rsim::load_scenario(rsim::test::source_path("scenarios/shard_d_vs_batch.yaml"));
+  CHECK_THROWS_AS(rsim::search_training_plans(inference, rsim::scenario_roofs(inference, ""), 2),
+                  rsim::InputError);
+}
+
+TEST_CASE("a tensor axis beyond the NVLink node gets its training threshold", "[search][train]") {
+  // t = 16 over nvlink+ib: the largest degree covering the collectives is searched over degrees
+  // that are not whole NVLink groups too (e.g. 20 = 2.5 nodes); each is costed at whole groups
+  // (24) instead of failing the run.
+  const auto run =
+      rsim::test::run_scenario("gpt3_175b_train_h100", {{"plan.mesh.model", "16 over nvlink+ib"},
+                                                        {"plan.mesh.data", "4 over ib"},
+                                                        {"workload.microbatches", "384"}});
+  const auto tensor = std::find_if(run.training_thresholds.begin(), run.training_thresholds.end(),
+                                   [](const auto& threshold) { return !threshold.data; });
+  REQUIRE(tensor != run.training_thresholds.end());
+  CHECK(tensor->size == 16);
+  CHECK(tensor->largest_degree >= 1);
+}
