@@ -8,10 +8,17 @@
 namespace rsim {
 namespace {
 
-// The launch gap: none for an elementwise op fused into its matmul, or an op with no work.
-double launch(const Op& op, double longest, const Roofs& roofs) {
+// max(T_math / η_path, T_tier / η_tier) + the launch gap (none for an elementwise op fused into
+// its matmul, or an op with no work); `tier_time(i)` is memory tier i's time.
+template <typename TierTime>
+double device_expected(const Op& op, const ComputePath* path, double t_math, std::size_t tiers,
+                       const TierTime& tier_time, const Roofs& roofs) {
+  double longest = t_math / (path != nullptr ? path->efficiency : 1.0);
+  for (std::size_t tier = 0; tier < tiers; ++tier) {
+    longest = std::max(longest, tier_time(tier) / roofs.memory[tier].efficiency);
+  }
   const bool launches = !(op.kind == OpKind::elementwise && op.fused) && longest > 0.0;
-  return launches ? roofs.kernel_overhead.si() : 0.0;
+  return longest + (launches ? roofs.kernel_overhead.si() : 0.0);
 }
 
 }  // namespace
@@ -38,12 +45,10 @@ double expected_collective_time(const Collective& collective,
 }
 
 double expected_device_time(const Op& op, const OpCost& cost, const Roofs& roofs) {
-  const ComputePath* path = roofs.find_path(op.compute_path);
-  double longest = cost.t_math.si() / (path != nullptr ? path->efficiency : 1.0);
-  for (std::size_t tier = 0; tier < std::min(cost.tiers.size(), roofs.memory.size()); ++tier) {
-    longest = std::max(longest, cost.tiers[tier].time.si() / roofs.memory[tier].efficiency);
-  }
-  return longest + launch(op, longest, roofs);
+  return device_expected(
+      op, roofs.find_path(op.compute_path), cost.t_math.si(),
+      std::min(cost.tiers.size(), roofs.memory.size()),
+      [&](std::size_t tier) { return cost.tiers[tier].time.si(); }, roofs);
 }
 
 double expected_time(const Op& op, const OpCostPlan& plan, const Roofs& roofs,
@@ -51,13 +56,9 @@ double expected_time(const Op& op, const OpCostPlan& plan, const Roofs& roofs,
   if (op.kind == OpKind::collective) {
     return expected_collective_time(op.collective, plan.networks);
   }
-  const double compute_efficiency = plan.path != nullptr ? plan.path->efficiency : 1.0;
-  double longest = table.times(row, CostTable::kMathColumn) / compute_efficiency;
-  for (std::size_t tier = 0; tier < roofs.memory.size(); ++tier) {
-    longest = std::max(
-        longest, table.times(row, CostTable::tier_column(tier)) / roofs.memory[tier].efficiency);
-  }
-  return longest + launch(op, longest, roofs);
+  return device_expected(
+      op, plan.path, table.times(row, CostTable::kMathColumn), roofs.memory.size(),
+      [&](std::size_t tier) { return table.times(row, CostTable::tier_column(tier)); }, roofs);
 }
 
 }  // namespace rsim

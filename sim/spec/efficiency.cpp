@@ -36,6 +36,16 @@ Item& named(std::vector<Item>& items, const ConfigNode::Entry& entry, std::strin
                                 entry.value.path(), what, entry.key, fmt::join(names, ", ")));
 }
 
+// Each `{NAME: {fraction, source}}` entry of a compute or memory map into its item's efficiency.
+template <typename Item>
+void parse_fractions(const ConfigNode& map, std::vector<Item>& items, std::string_view what) {
+  for (const ConfigNode::Entry& entry : map.entries()) {
+    entry.value.allow_only({"fraction", "source", "derived"});
+    named(items, entry, what).efficiency = parse_fraction(entry.value.at("fraction"));
+    parse_provenance(entry.value);
+  }
+}
+
 }  // namespace
 
 void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
@@ -46,20 +56,10 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
     parse_provenance(*overhead);
   }
   if (const ConfigNode* compute = node.find("compute")) {
-    for (const ConfigNode::Entry& entry : compute->entries()) {
-      entry.value.allow_only({"fraction", "source", "derived"});
-      named(spec.compute, entry, "compute path").efficiency =
-          parse_fraction(entry.value.at("fraction"));
-      parse_provenance(entry.value);
-    }
+    parse_fractions(*compute, spec.compute, "compute path");
   }
   if (const ConfigNode* memory = node.find("memory")) {
-    for (const ConfigNode::Entry& entry : memory->entries()) {
-      entry.value.allow_only({"fraction", "source", "derived"});
-      named(spec.memory, entry, "memory tier").efficiency =
-          parse_fraction(entry.value.at("fraction"));
-      parse_provenance(entry.value);
-    }
+    parse_fractions(*memory, spec.memory, "memory tier");
   }
   if (const ConfigNode* network = node.find("network")) {
     for (const ConfigNode::Entry& entry : network->entries()) {
