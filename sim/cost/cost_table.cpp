@@ -238,11 +238,13 @@ void attention_times(const Op& op, const OpCostPlan& plan,
 }
 
 // A collective: no FLOPs and no memory bytes (its bytes cross the network), its T_net.
+// A collective's row, its expected time with it: one collective_cost for both.
 void collective_times(const Op& op, const OpCostPlan& plan, const Roofs& roofs, CostTable& table,
                       Eigen::Index row) {
   const auto none = [](std::size_t) { return OptionalBytes(); };
-  write_times(op, plan, Flops(0.0), Bytes(0.0), false, none,
-              collective_cost(op.collective, plan.networks, false).time, roofs, table, row);
+  const CollectiveCost cost = collective_cost(op.collective, plan.networks, false);
+  write_times(op, plan, Flops(0.0), Bytes(0.0), false, none, cost.time, roofs, table, row);
+  table.expected(row) = expected_collective_time(cost, plan.networks);
 }
 
 // cost_op of a table row: from the compiled sizes where the plan was compiled (and a cache keeps
@@ -263,8 +265,21 @@ CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& or
                     const Roofs& roofs, const TileChoices& tiles) {
   CostPlan plan;
   plan.inner_tiers = plan_inner_tiers(roofs, tiles);
-  for (const OpGraph::Vertex vertex : order) {
-    plan.ops.push_back(plan_op_cost(graph.op(vertex), roofs));
+  const auto rows = static_cast<Eigen::Index>(order.size());
+  plan.device_rows.resize(rows);
+  plan.inverse_path_efficiency.resize(rows);
+  plan.launch_overhead.resize(rows);
+  for (Eigen::Index row = 0; row < rows; ++row) {
+    const Op& op = graph.op(order[static_cast<std::size_t>(row)]);
+    plan.ops.push_back(plan_op_cost(op, roofs));
+    plan.device_rows(row) = op.kind != OpKind::collective;
+    const ComputePath* path = plan.ops.back().path;
+    plan.inverse_path_efficiency(row) = 1.0 / (path != nullptr ? path->efficiency : 1.0);
+    plan.launch_overhead(row) =
+        op.kind == OpKind::elementwise && op.fused ? 0.0 : roofs.kernel_overhead.si();
+  }
+  for (const MemoryTier& tier : roofs.memory) {
+    plan.inverse_tier_efficiency.push_back(1.0 / tier.efficiency);
   }
   return plan;
 }
@@ -386,8 +401,11 @@ void recost_graph(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
     cost_row(op, plan.ops[row], plan.inner_tiers, roofs, tiles, cache, table.costs[row]);
     const auto index = static_cast<Eigen::Index>(row);
     fill_row(table, index, table.costs[row], op);
-    table.expected(index) = expected_time(op, plan.ops[row], roofs, table, index);
+    if (op.kind == OpKind::collective) {
+      table.expected(index) = expected_collective_time(op.collective, plan.ops[row].networks);
+    }
   });
+  expected_device_rows(plan, table, rows);
 }
 
 void recost_times(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
@@ -407,8 +425,8 @@ void recost_times(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
       cost_row(op, op_plan, plan.inner_tiers, roofs, tiles, &cache, table.costs[row]);
       fill_row(table, index, table.costs[row], op);
     }
-    table.expected(index) = expected_time(op, op_plan, roofs, table, index);
   });
+  expected_device_rows(plan, table, rows);
 }
 
 double device_time(const CostTable& table, Eigen::Index row) {

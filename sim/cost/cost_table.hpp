@@ -24,6 +24,14 @@ namespace rsim {
 struct CostPlan {
   std::vector<InnerTier> inner_tiers;
   std::vector<OpCostPlan> ops;  ///< in the table's row order
+  /// Per row, what its expected time needs besides its times (sim/cost/expected.hpp): whether it
+  /// runs on the device (not a collective), 1 / its compute path's efficiency (1 without a path),
+  /// and the launch gap it pays when it does work (none for an elementwise op fused into its
+  /// matmul); per memory tier, 1 / its efficiency.
+  Eigen::Array<bool, Eigen::Dynamic, 1> device_rows;
+  Eigen::ArrayXd inverse_path_efficiency;
+  Eigen::ArrayXd launch_overhead;
+  std::vector<double> inverse_tier_efficiency;
   /// Compiles the plan for re-costing `graph` (the graph it was planned for, which must stay
   /// where it is) at size after size, a batch line's: matmuls and plain ops read their sizes
   /// through pointers, and matmuls keep their settled tile searches and answer from them. The

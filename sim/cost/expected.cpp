@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "sim/cost/expected.hpp"
 
-#include "sim/cost/collectives.hpp"
-
 #include <algorithm>
 
 namespace rsim {
@@ -13,9 +11,10 @@ namespace {
 template <typename TierTime>
 double device_expected(const Op& op, const ComputePath* path, double t_math, std::size_t tiers,
                        const TierTime& tier_time, const Roofs& roofs) {
-  double longest = t_math / (path != nullptr ? path->efficiency : 1.0);
+  // Times the reciprocal, as expected_device_rows does (a division per term is its hot spot).
+  double longest = t_math * (1.0 / (path != nullptr ? path->efficiency : 1.0));
   for (std::size_t tier = 0; tier < tiers; ++tier) {
-    longest = std::max(longest, tier_time(tier) / roofs.memory[tier].efficiency);
+    longest = std::max(longest, tier_time(tier) * (1.0 / roofs.memory[tier].efficiency));
   }
   const bool launches = !(op.kind == OpKind::elementwise && op.fused) && longest > 0.0;
   return longest + (launches ? roofs.kernel_overhead.si() : 0.0);
@@ -25,7 +24,11 @@ double device_expected(const Op& op, const ComputePath* path, double t_math, std
 
 double expected_collective_time(const Collective& collective,
                                 const std::vector<const NetworkTier*>& tiers) {
-  const CollectiveCost cost = collective_cost(collective, tiers, false);
+  return expected_collective_time(collective_cost(collective, tiers, false), tiers);
+}
+
+double expected_collective_time(const CollectiveCost& cost,
+                                const std::vector<const NetworkTier*>& tiers) {
   if (tiers.size() == 1) {
     const NetworkTier& tier = *tiers.front();
     // NCCL's model (tuning.cc): base latency + steps × per-step latency + bytes / bus bandwidth.
@@ -51,14 +54,30 @@ double expected_device_time(const Op& op, const OpCost& cost, const Roofs& roofs
       [&](std::size_t tier) { return cost.tiers[tier].time.si(); }, roofs);
 }
 
-double expected_time(const Op& op, const OpCostPlan& plan, const Roofs& roofs,
-                     const CostTable& table, Eigen::Index row) {
-  if (op.kind == OpKind::collective) {
-    return expected_collective_time(op.collective, plan.networks);
+void expected_device_rows(const CostPlan& plan, CostTable& table,
+                          const std::vector<std::size_t>* rows) {
+  // device_expected's arithmetic, the same products and maxima in the same order, allocating
+  // nothing (a batch line runs it per point, on the rows it re-costed).
+  const auto expected_row = [&](Eigen::Index row) {
+    if (!plan.device_rows(row)) {
+      return;
+    }
+    double longest = table.times(row, CostTable::kMathColumn) * plan.inverse_path_efficiency(row);
+    for (std::size_t tier = 0; tier < plan.inverse_tier_efficiency.size(); ++tier) {
+      longest = std::max(longest, table.times(row, CostTable::tier_column(tier)) *
+                                      plan.inverse_tier_efficiency[tier]);
+    }
+    table.expected(row) = longest + (longest > 0.0 ? plan.launch_overhead(row) : 0.0);
+  };
+  if (rows == nullptr) {
+    for (Eigen::Index row = 0; row < table.times.rows(); ++row) {
+      expected_row(row);
+    }
+    return;
   }
-  return device_expected(
-      op, plan.path, table.times(row, CostTable::kMathColumn), roofs.memory.size(),
-      [&](std::size_t tier) { return table.times(row, CostTable::tier_column(tier)); }, roofs);
+  for (const std::size_t row : *rows) {
+    expected_row(static_cast<Eigen::Index>(row));
+  }
 }
 
 }  // namespace rsim

@@ -4,6 +4,7 @@
 // `efficiency:` section), plus a kernel launch's gap, and a collective's call latency α and its
 // algorithm's steps. Beside the lower bound, never below it. Derivation: docs/design/expected.md.
 
+#include "sim/cost/collectives.hpp"
 #include "sim/cost/cost_table.hpp"
 #include "sim/cost/op_cost.hpp"
 #include "sim/graph/op.hpp"
@@ -13,21 +14,28 @@
 
 namespace rsim {
 
-/// Expected time of one instance of row `row` of `table` (its times already filled):
-///   device op: max(T_math / η_path, T_tier / η_tier for every memory tier) + kernel overhead
-///              (none for an elementwise op fused into its matmul, or an op with no work);
-///   collective on one tier: α + hop latency × the algorithm's steps (a ring's N − 1 per pass)
-///              + bandwidth time / η_net; over several tiers: the largest α + the lower bound's
-///              latency + bandwidth time / the smallest η.
+/// Expected time of one instance of each device row of `table` (its times already filled), in one
+/// pass (a batch line re-costs a table per point):
+///   max(T_math / η_path, T_tier / η_tier for every memory tier) + kernel overhead
+///   (none for an elementwise op fused into its matmul, or an op with no work).
+/// A collective's row is left as it is: expected_collective_time fills it, on one tier
+///   α + hop latency × the algorithm's steps (a ring's N − 1 per pass) + bandwidth time / η_net;
+///   over several tiers the largest α + the lower bound's latency + bandwidth time / the smallest
+///   η.
 /// Each term is at least its bound's, so the expected time is at least the lower bound.
-double expected_time(const Op& op, const OpCostPlan& plan, const Roofs& roofs,
-                     const CostTable& table, Eigen::Index row);
+/// `rows` (if given) are the only rows whose times changed.
+void expected_device_rows(const CostPlan& plan, CostTable& table,
+                          const std::vector<std::size_t>* rows = nullptr);
 
 /// The same for a device op from its cost (`rsim matmul`).
 double expected_device_time(const Op& op, const OpCost& cost, const Roofs& roofs);
 
 /// The same for a collective on its tiers (innermost first).
 double expected_collective_time(const Collective& collective,
+                                const std::vector<const NetworkTier*>& tiers);
+
+/// The same from the collective's cost on those tiers, already computed (collective_cost).
+double expected_collective_time(const CollectiveCost& cost,
                                 const std::vector<const NetworkTier*>& tiers);
 
 }  // namespace rsim
