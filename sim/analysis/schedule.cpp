@@ -17,6 +17,12 @@ void RowSums::add(const CostTable& table, std::size_t row, double row_time, doub
 
 namespace {
 
+// Whether a collective on `network` ("nvlink", "nvlink+ib") runs on the innermost tier alone.
+bool innermost_only(const Roofs& roofs, std::string_view network) {
+  const std::vector<const NetworkTier*> tiers = roofs.find_networks(network);
+  return tiers.size() == 1 && !roofs.network.empty() && tiers.front() == &roofs.network.front();
+}
+
 // Which time of each row a view of the schedule's sums takes.
 enum class RowTime { max, expected, device };
 
@@ -60,9 +66,14 @@ ScheduleInputs view_inputs(const Scenario& scenario, const OpGraph& graph, const
     if (send) {
       group.sends += row_lower;
     }
+    // Only inside the innermost network domain: the collective matmuls run on peer memory
+    // (Transformer Engine's Userbuffers need CUDA multicast or IPC handles, NVLink only:
+    // TransformerEngine issue 1071; XLA's over one ICI slice), so an axis whose collectives run
+    // over another tier (ib, nvlink+ib, dcn) keeps them after their matmuls.
     if (collective && op.mesh_axis == tensor_axis &&
         (op.collective.kind == CollectiveKind::all_gather ||
-         op.collective.kind == CollectiveKind::reduce_scatter)) {
+         op.collective.kind == CollectiveKind::reduce_scatter) &&
+        innermost_only(roofs, op.network)) {
       group.tensor_collectives += row_lower;
     }
     if (op.kind == OpKind::matmul) {

@@ -38,9 +38,11 @@ struct RowSums {
 /// One pass group's sums (forward; backward with the recomputation).
 struct PassSums {
   double lower = 0.0;
-  double sends = 0.0;               ///< lower bound of the stage-boundary sends (once per chunk)
-  double tensor_collectives = 0.0;  ///< lower bound (T_net) of the tensor axis's AG / RS
-  double matmuls = 0.0;             ///< lower bound of the matmuls
+  double sends = 0.0;  ///< lower bound of the stage-boundary sends (once per chunk)
+  /// lower bound (T_net) of the tensor axis's AG / RS inside one network domain (what a
+  /// collective matmul can hide)
+  double tensor_collectives = 0.0;
+  double matmuls = 0.0;  ///< lower bound of the matmuls
 };
 
 /// What offloading moves and keeps, per device.
