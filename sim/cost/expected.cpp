@@ -12,7 +12,7 @@ template <typename TierTime>
 double device_expected(const Op& op, const ComputePath* path, double t_math, std::size_t tiers,
                        const TierTime& tier_time, const Roofs& roofs) {
   // Times the reciprocal, as expected_device_rows does (a division per term is its hot spot).
-  double longest = t_math * (1.0 / (path != nullptr ? path->efficiency : 1.0));
+  double longest = t_math * (1.0 / compute_efficiency(op, path, roofs));
   for (std::size_t tier = 0; tier < tiers; ++tier) {
     longest = std::max(longest, tier_time(tier) * (1.0 / roofs.memory[tier].efficiency));
   }
@@ -21,6 +21,18 @@ double device_expected(const Op& op, const ComputePath* path, double t_math, std
 }
 
 }  // namespace
+
+double compute_efficiency(const Op& op, const ComputePath* path, const Roofs& roofs) {
+  if (op.kind == OpKind::attention) {
+    const std::optional<double>& pass = op.pass == Pass::backward
+                                            ? roofs.attention_efficiency.backward
+                                            : roofs.attention_efficiency.forward;
+    if (pass) {
+      return *pass;
+    }
+  }
+  return path != nullptr ? path->efficiency : 1.0;
+}
 
 double expected_collective_time(const Collective& collective,
                                 const std::vector<const NetworkTier*>& tiers) {

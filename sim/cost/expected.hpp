@@ -27,6 +27,10 @@ namespace rsim {
 void expected_device_rows(const CostPlan& plan, CostTable& table,
                           const std::vector<std::size_t>* rows = nullptr);
 
+/// The fraction of its compute path's peak `op` reaches: a fused attention's pass's
+/// (`efficiency.attention`) where the hardware gives one, else the path's (1 without a path).
+double compute_efficiency(const Op& op, const ComputePath* path, const Roofs& roofs);
+
 /// The same for a device op from its cost (`rsim matmul`).
 double expected_device_time(const Op& op, const OpCost& cost, const Roofs& roofs);
 

@@ -49,7 +49,7 @@ void parse_fractions(const ConfigNode& map, std::vector<Item>& items, std::strin
 }  // namespace
 
 void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
-  node.allow_only({"kernel_overhead", "compute", "memory", "network"});
+  node.allow_only({"kernel_overhead", "compute", "attention", "memory", "network"});
   if (const ConfigNode* overhead = node.find("kernel_overhead")) {
     overhead->allow_only({"time", "source", "derived"});
     spec.kernel_overhead = Seconds(overhead->at("time").as_quantity(Dimension::seconds));
@@ -57,6 +57,18 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
   }
   if (const ConfigNode* compute = node.find("compute")) {
     parse_fractions(*compute, spec.compute, "compute path");
+  }
+  if (const ConfigNode* attention = node.find("attention")) {
+    attention->allow_only({"forward", "backward"});
+    const auto pass = [](const ConfigNode* entry, std::optional<double>& fraction) {
+      if (entry != nullptr) {
+        entry->allow_only({"fraction", "source", "derived"});
+        fraction = parse_fraction(entry->at("fraction"));
+        parse_provenance(*entry);
+      }
+    };
+    pass(attention->find("forward"), spec.attention_efficiency.forward);
+    pass(attention->find("backward"), spec.attention_efficiency.backward);
   }
   if (const ConfigNode* memory = node.find("memory")) {
     parse_fractions(*memory, spec.memory, "memory tier");

@@ -11,6 +11,7 @@ namespace rsim {
 ///   efficiency:
 ///     kernel_overhead: {time: 2.5 us, source: …}
 ///     compute: {bf16: {fraction: 0.80, source: …}}
+///     attention: {forward: {fraction: 0.73, source: …}, backward: {fraction: 0.63, source: …}}
 ///     memory:  {hbm: {fraction: 0.89, source: …}}
 ///     network: {nvlink: {fraction: 0.82, latency: 6.6 us, source: …}}
 /// A path or tier the hardware lacks, a fraction outside (0, 1] and a figure without `source` or

@@ -401,8 +401,16 @@ Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode_name,
     throw InputError(fmt::format("{}: no mode '{}' (modes: {})", spec.file, mode_name,
                                  fmt::join(mode_names, ", ")));
   }
-  Roofs roofs{spec.name,   mode->name,   spec.unified_memory, spec.vector_path,    spec.compute,
-              spec.memory, spec.network, spec.host_memory,    spec.kernel_overhead};
+  Roofs roofs{spec.name,
+              mode->name,
+              spec.unified_memory,
+              spec.vector_path,
+              spec.compute,
+              spec.memory,
+              spec.network,
+              spec.host_memory,
+              spec.kernel_overhead,
+              spec.attention_efficiency};
   // peak(mode) = explicit figure, else peak(base) × f_mode / f_base (specs.md §1c).
   for (ComputePath& path : roofs.compute) {
     if (mode->clock) {

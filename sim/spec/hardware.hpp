@@ -103,6 +103,13 @@ struct HardwareMode {
   std::string source;
 };
 
+/// What fused attention kernels (FlashAttention) reach of their compute path's peak, per pass
+/// (`efficiency.attention`); absent: the path's own fraction, as a matmul's.
+struct AttentionEfficiency {
+  std::optional<double> forward;
+  std::optional<double> backward;
+};
+
 /// A hardware preset as written in hardware/*.yaml (validated).
 struct HardwareSpec {
   std::string name;
@@ -119,6 +126,7 @@ struct HardwareSpec {
   std::string default_mode;
   /// The gap one kernel launch adds between dependent kernels (`efficiency.kernel_overhead`).
   Seconds kernel_overhead;
+  AttentionEfficiency attention_efficiency;
 };
 
 /// The roofs of one hardware in one mode: what every cost is measured against.
@@ -132,6 +140,7 @@ struct Roofs {
   std::vector<NetworkTier> network;
   std::optional<HostMemory> host_memory;
   Seconds kernel_overhead;  ///< per kernel launch (HardwareSpec::kernel_overhead)
+  AttentionEfficiency attention_efficiency;
 
   [[nodiscard]] const ComputePath* find_path(std::string_view name) const;
   [[nodiscard]] const NetworkTier* find_network(std::string_view name) const;

@@ -108,3 +108,44 @@ TEST_CASE("efficiency figures are checked: fraction, names, source", "[expected]
              Catch::Contains("no network tier 'ici' (it has: nvlink, ib)"));
   CHECK_THAT(error_of("efficiency.kernel_overhead.time", "fast"), Catch::Contains("time"));
 }
+
+TEST_CASE("fused attention reaches its own fraction of the peak, per pass", "[expected]") {
+  // hardware/h100_sxm.yaml: FlashAttention-3 forward 0.627 of the bf16 peak (620.73 of 989.4
+  // TFLOP/s, pytorch/benchmark PR 2391), backward 0.57 (561 TFLOP/s, FlashAttention-3 paper);
+  // a matmul's bf16 fraction is 0.80. Llama 3 8B training at 4,096 tokens per sequence: each
+  // attention pass is compute-bound, so its expected time is T_math / fraction + the 2.5 µs
+  // launch, not T_math / 0.80.
+  const auto run = rsim::test::run_scenario("llama3_8b_train_h100");
+  int seen = 0;
+  for (Eigen::Index row = 0; row < run.table.expected.size(); ++row) {
+    const auto& op = run.graph.op(run.table.order[static_cast<std::size_t>(row)]);
+    if (op.kind != rsim::OpKind::attention) {
+      continue;
+    }
+    INFO(op.qualified_name());
+    const double t_math = run.table.times(row, rsim::CostTable::kMathColumn);
+    REQUIRE(t_math == run.table.times.row(row).maxCoeff());
+    const double fraction = op.pass == rsim::Pass::backward ? 0.57 : 0.627;
+    CHECK(run.table.expected(row) == Approx(t_math / fraction + 2.5e-6));
+    ++seen;
+  }
+  CHECK(seen >= 2);  // forward (and its recomputation) and backward
+}
+
+TEST_CASE("attention efficiency figures are checked", "[expected][hardware]") {
+  const auto path = rsim::test::source_path("hardware/h100_sxm.yaml");
+  const auto error_of = [&](const std::string& key, const std::string& value) {
+    auto document = rsim::load_config_file(path);
+    document.set_path(key, value, {"test", 1, 1});
+    try {
+      rsim::parse_hardware(document);
+    } catch (const rsim::InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK_THAT(error_of("efficiency.attention.forward.fraction", "1.2"),
+             Catch::Contains("a fraction of the roof in (0, 1], got 1.2"));
+  CHECK_THAT(error_of("efficiency.attention.sideways", "{fraction: 0.5, source: x}"),
+             Catch::Contains("sideways"));
+}
