@@ -79,6 +79,12 @@ ScheduleInputs view_inputs(const Scenario& scenario, const OpGraph& graph, const
     if (op.kind == OpKind::matmul) {
       group.matmuls += row_lower;
     }
+    if (collective && op.role == CollectiveRole::weight_gather) {
+      group.weight_gathers += row_lower;
+    }
+    if (!collective) {
+      group.device += row_lower;
+    }
     if (op.role == CollectiveRole::gradient_reduction && op.pass == Pass::backward &&
         op.mesh_axis == data_axis &&
         (op.collective.kind == CollectiveKind::all_reduce ||
@@ -209,12 +215,27 @@ StepTimes schedule_step(const ScheduleInputs& in, const Training& choice) {
                                 in.host_bandwidth;
   const double hidden_f = choice.overlap_tensor ? tensor_hidden(in.forward) : 0.0;
   const double hidden_b = choice.overlap_tensor ? tensor_hidden(in.backward) : 0.0;
+  // Prefetched weight gathers (FSDP's prefetch, XLA's async all-gathers): layer i + 1's gather
+  // runs under layer i's compute, so a pass exposes its first layer's gather, G/ℓ, or what its
+  // device work D (less what the other overlaps already hide under it) cannot cover:
+  // exposed = max(G/ℓ, G − D_free).
+  const auto weights_hidden = [&](const PassSums& sums, double taken) {
+    if (!choice.overlap_weights || sums.weight_gathers <= 0.0) {
+      return 0.0;
+    }
+    const double gathers = sums.weight_gathers;
+    const double free = std::max(0.0, sums.device - taken);
+    return gathers - std::max(gathers / in.layers_held, gathers - free);
+  };
+  const double gathers_f = weights_hidden(in.forward, hidden_f);
+  const double gathers_b =
+      weights_hidden(in.backward, hidden_b + (choice.overlap_gradients ? gradients_hidden : 0.0));
   // Each pass takes the longer of its ops and its host transfers (the lower bound overlaps
   // them; the upper bound adds them). The tensor and the gradient overlaps each hide network
   // time under device work; where both axes share a link their traffic is not summed against it
   // (a lower bound may take both).
-  const double forward_time = std::max(forward_ops - hidden_f, host_forward);
-  const double backward_time = std::max(backward_ops - hidden_b, host_backward);
+  const double forward_time = std::max(forward_ops - hidden_f - gathers_f, host_forward);
+  const double backward_time = std::max(backward_ops - hidden_b - gathers_b, host_backward);
   const double optimizer_time = std::max(in.optimizer_lower, host_optimizer);
   const double pipelined_change = (forward_time - forward_ops) + (backward_time - backward_ops);
   const double bubble = (in.work.lower + pipelined_change + extra * in.sends.lower) * idle;
@@ -224,10 +245,12 @@ StepTimes schedule_step(const ScheduleInputs& in, const Training& choice) {
   const double backward_left = backward_ops - (choice.overlap_gradients ? gradients_hidden : 0.0);
   out.tensor_hidden =
       tensor_saved_forward + std::max(0.0, std::min(hidden_b, backward_left - host_backward));
+  out.weights_hidden = gathers_f + gathers_b;
   // The hidden reductions shorten the backward pass, down to its host transfers.
   const double gradient_change =
       choice.overlap_gradients
-          ? std::max(backward_ops - hidden_b - gradients_hidden, host_backward) - backward_time
+          ? std::max(backward_ops - hidden_b - gathers_b - gradients_hidden, host_backward) -
+                backward_time
           : 0.0;
   out.step_lower = ops_lower + pipelined_change + gradient_change +
                    (optimizer_time - in.optimizer_lower) + extra * in.sends.lower + bubble;
@@ -257,6 +280,7 @@ StepTimes schedule_step(const ScheduleInputs& in, const Training& choice) {
     Training device_choice = choice;
     device_choice.overlap_gradients = false;
     device_choice.overlap_tensor = false;
+    device_choice.overlap_weights = false;
     out.step_lower = std::max(schedule_step(*in.device, device_choice).step_lower, out.t_net);
   }
   return out;

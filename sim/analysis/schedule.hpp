@@ -42,7 +42,9 @@ struct PassSums {
   /// lower bound (T_net) of the tensor axis's AG / RS inside one network domain (what a
   /// collective matmul can hide)
   double tensor_collectives = 0.0;
-  double matmuls = 0.0;  ///< lower bound of the matmuls
+  double matmuls = 0.0;         ///< lower bound of the matmuls
+  double weight_gathers = 0.0;  ///< lower bound (T_net) of the weight all-gathers (FSDP)
+  double device = 0.0;          ///< the pass's device work (every op but the collectives)
 };
 
 /// What offloading moves and keeps, per device.
@@ -98,6 +100,7 @@ struct StepTimes {
   double t_net = 0.0;
   double t_host = 0.0;             ///< the host link's busiest direction, Σ over the passes
   double tensor_hidden = 0.0;      ///< tensor-axis collective time the overlap takes off
+  double weights_hidden = 0.0;     ///< weight all-gather time the prefetch takes off
   double extra_sends_lower = 0.0;  ///< (v − 1) × the sends' lower bound
   double extra_sends_upper = 0.0;
   Footprint footprint;      ///< main memory after offloading

@@ -141,6 +141,9 @@ Workload parse_training(const ConfigNode& node, ModelSpec& model) {
   if (const ConfigNode* overlap = node.find("overlap_tensor")) {
     training.overlap_tensor = overlap->as_bool();
   }
+  if (const ConfigNode* overlap = node.find("overlap_weights")) {
+    training.overlap_weights = overlap->as_bool();
+  }
   if (const ConfigNode* offload = node.find("offload")) {
     training.offload = parse_offload(*offload);
   }
@@ -153,7 +156,8 @@ Workload parse_training(const ConfigNode& node, ModelSpec& model) {
 Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
   node.allow_only({"phase", "batch", "seq_len", "context", "decode_steps", "lm_head",
                    "global_batch_tokens", "microbatches", "recompute", "optimizer",
-                   "pipeline_interleave", "overlap_gradients", "overlap_tensor", "offload"});
+                   "pipeline_interleave", "overlap_gradients", "overlap_tensor", "overlap_weights",
+                   "offload"});
   Workload workload;
   const std::string phase_name = node.at("phase").as_choice({"prefill", "decode", "train"});
   workload.phase = phase_name == "train"    ? Phase::train
@@ -172,7 +176,7 @@ Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
   }
   for (std::string_view key :
        {"global_batch_tokens", "microbatches", "recompute", "optimizer", "pipeline_interleave",
-        "overlap_gradients", "overlap_tensor", "offload"}) {
+        "overlap_gradients", "overlap_tensor", "overlap_weights", "offload"}) {
     if (const ConfigNode* train_only = node.find(key)) {
       train_only->fail(fmt::format("'{}' is for phase: train", key));
     }

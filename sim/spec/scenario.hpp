@@ -76,6 +76,9 @@ struct Training {
   /// Tensor-axis all-gathers / reduce-scatters overlapped with their matmuls (collective matmul,
   /// Megatron's tp_comm_overlap): needs sequence parallelism.
   bool overlap_tensor = false;
+  /// Weight all-gathers (FSDP, ZeRO-3) prefetched under the previous layer's compute (PyTorch
+  /// FSDP's backward/forward prefetch, XLA's async collectives) instead of before their use.
+  bool overlap_weights = false;
   TrainingOffload offload;
 };
 

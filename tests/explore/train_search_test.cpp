@@ -605,3 +605,43 @@ TEST_CASE("a tensor axis beyond the NVLink node gets its training threshold", "[
   CHECK(tensor->size == 16);
   CHECK(tensor->largest_degree >= 1);
 }
+
+TEST_CASE("prefetched weight gathers hide under the previous layer's compute", "[search][train]") {
+  // Llama 2 7B under FSDP over 8 GPUs on NVLink, 512 sequences × 128 tokens: each device runs
+  // 64 × 128 = 8,192 tokens, a forward pass of ≈ 2 · 6.7e9 · 8,192 = 110 TFLOP (≈ 111 ms at
+  // 989.4 TFLOP/s), far above its weight gathers: a layer's 202,383,360 parameters × 2 B × 7/8
+  // / 450e9 B/s = 787.0 µs, 25.2 ms over 32 layers. So each pass exposes only its first
+  // layer's share, G/ℓ, and the prefetch hides (1 − 1/32) of every pass's gathers.
+  const auto fsdp = [](bool prefetch) {
+    return run_with("llama2_7b_train.yaml",
+                    {{"plan.preset", "fsdp"},
+                     {"plan.mesh.data", "8 over nvlink"},
+                     {"workload.batch", "512"},
+                     {"workload.microbatches", "1"},
+                     {"workload.recompute", "none"},
+                     {"workload.overlap_weights", prefetch ? "true" : "false"}});
+  };
+  const auto after = fsdp(false);
+  const auto prefetched = fsdp(true);
+  REQUIRE(after.step);
+  REQUIRE(prefetched.step);
+  double layer_gathers = 0.0;
+  double gathers = 0.0;
+  for (Eigen::Index row = 0; row < prefetched.table.times.rows(); ++row) {
+    const auto& op = prefetched.graph.op(prefetched.table.order[static_cast<std::size_t>(row)]);
+    if (op.role != rsim::CollectiveRole::weight_gather) {
+      continue;
+    }
+    const double time = prefetched.table.times.row(row).maxCoeff() * prefetched.table.counts(row);
+    gathers += time;
+    if (op.block == rsim::Block::layer && op.pass == rsim::Pass::forward) {
+      layer_gathers += time;
+    }
+  }
+  CHECK(layer_gathers == Approx(32 * 202'383'360.0 * 2.0 * 7.0 / 8.0 / 450e9).epsilon(1e-4));
+  CHECK(after.step->weights_hidden == 0.0);
+  CHECK(prefetched.step->weights_hidden == Approx(gathers * (1.0 - 1.0 / 32.0)));
+  CHECK(prefetched.step->step_expected < after.step->step_expected);
+  // The bound already hides every collective under the device work: unchanged.
+  CHECK(prefetched.bounds.total.t_lower.si() == after.bounds.total.t_lower.si());
+}
