@@ -80,7 +80,8 @@ MeshChoice mesh_choice(const std::vector<NetworkTier>& tiers, const MeshShape& s
 
 class Searcher {
  public:
-  Searcher(const Scenario& scenario, const Roofs& roofs) : scenario_(scenario), roofs_(roofs) {}
+  Searcher(const Scenario& scenario, const Roofs& roofs, RankBy rank_by)
+      : scenario_(scenario), roofs_(roofs), rank_by_(rank_by) {}
 
   void evaluate(std::string_view preset, const MeshChoice& mesh_choice, std::int64_t devices,
                 std::int64_t total_devices, SearchResult& result) const {
@@ -104,7 +105,7 @@ class Searcher {
           run.bounds.total,    run.footprint, 0.0,     false};
       candidate.sequences_per_device_s =
           static_cast<double>(run.scenario.workload.batch) /
-          (run.bounds.total.t_expected.si() * static_cast<double>(devices));
+          (ranked_time(run.bounds.total, rank_by_).si() * static_cast<double>(devices));
       result.ranked.push_back(std::move(candidate));
     } catch (const PlanError& error) {
       result.rejected.push_back(
@@ -118,16 +119,21 @@ class Searcher {
  private:
   const Scenario& scenario_;
   const Roofs& roofs_;
+  RankBy rank_by_;
 };
 
 void rank(SearchResult& result) {
   const bool latency = result.objective == SearchObjective::latency;
+  const auto time = [&](const SearchCandidate& candidate) {
+    return ranked_time(candidate.total, result.rank_by).si();
+  };
   std::sort(result.ranked.begin(), result.ranked.end(),
             [&](const SearchCandidate& left, const SearchCandidate& right) {
               const auto key = [&](const SearchCandidate& candidate) {
-                // Expected time (collective latency, kernel efficiency) first, then the bounds.
+                // The ranked time (by default the expected: collective latency, kernel
+                // efficiency) first, then the bounds.
                 return std::make_tuple(
-                    latency ? candidate.total.t_expected.si() : -candidate.sequences_per_device_s,
+                    latency ? time(candidate) : -candidate.sequences_per_device_s,
                     candidate.total.t_lower.si(), candidate.total.t_upper.si(), candidate.preset,
                     candidate.mesh);
               };
@@ -136,10 +142,10 @@ void rank(SearchResult& result) {
   for (SearchCandidate& candidate : result.ranked) {
     candidate.pareto =
         std::none_of(result.ranked.begin(), result.ranked.end(), [&](const SearchCandidate& other) {
-          const bool faster_or_same = other.total.t_expected <= candidate.total.t_expected;
+          const bool faster_or_same = time(other) <= time(candidate);
           const bool more_or_same =
               other.sequences_per_device_s >= candidate.sequences_per_device_s;
-          const bool strictly = other.total.t_expected < candidate.total.t_expected ||
+          const bool strictly = time(other) < time(candidate) ||
                                 other.sequences_per_device_s > candidate.sequences_per_device_s;
           return faster_or_same && more_or_same && strictly;
         });
@@ -199,7 +205,7 @@ std::string_view to_string(SearchObjective objective) {
 }
 
 SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int64_t devices,
-                          SearchObjective objective) {
+                          SearchObjective objective, RankBy rank_by) {
   if (devices < 1) {
     throw InputError(fmt::format("--devices {}: expected a whole number ≥ 1", devices));
   }
@@ -210,7 +216,8 @@ SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int
   result.scenario = scenario.file;
   result.devices = devices;
   result.objective = objective;
-  const Searcher searcher(scenario, roofs);
+  result.rank_by = rank_by;
+  const Searcher searcher(scenario, roofs, rank_by);
   for (std::int64_t replica : divisors(devices)) {
     for (std::int64_t model : divisors(replica)) {
       const MeshShape shape{replica / model, model};

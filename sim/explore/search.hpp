@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sim/analysis/request.hpp"
+#include "sim/explore/rank_by.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -61,6 +62,7 @@ struct SearchResult {
   std::string scenario;
   std::int64_t devices = 1;
   SearchObjective objective = SearchObjective::latency;
+  RankBy rank_by = RankBy::expected;
   std::int64_t seen = 0;
   std::vector<SearchCandidate> ranked;  ///< best first (ties: upper bound, then preset, mesh)
   std::vector<SearchRejection> rejected;
@@ -76,7 +78,7 @@ struct SearchResult {
 std::vector<std::int64_t> divisors(std::int64_t value);
 
 SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int64_t devices,
-                          SearchObjective objective);
+                          SearchObjective objective, RankBy rank_by = RankBy::expected);
 
 /// One training plan: N devices = tensor × pipeline × data.
 struct TrainingPlan {
@@ -166,6 +168,7 @@ struct TrainingSearchResult {
   /// before a plan's run_args in the line that reproduces it.
   std::vector<std::string> scenario_args;
   std::int64_t devices = 1;
+  RankBy rank_by = RankBy::expected;
   std::int64_t batch = 1;    ///< sequences per step
   std::int64_t seq_len = 0;  ///< tokens per sequence
   std::int64_t layers = 0;
@@ -195,6 +198,7 @@ struct TrainingSearchOptions {
   /// How many of the best plans to keep in `ranked` (0: all). Millions of plans are costed;
   /// each task keeps only its best `keep`, so memory does not grow with the space.
   std::size_t keep = 0;
+  RankBy rank_by = RankBy::expected;          ///< the step time ranked first
   const std::atomic<bool>* cancel = nullptr;  ///< set (by Ctrl-C) to stop early
 };
 

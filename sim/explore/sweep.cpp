@@ -56,6 +56,7 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
       options.progress, options.cancel);
   result.threads = run.threads;
   result.cancelled = run.finished < total;
+  result.rank_by = options.rank_by;
   if (options.crossovers && !result.cancelled) {
     result.crossovers = find_sweep_crossovers(evaluator, result);
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "sim/analysis/request.hpp"
+#include "sim/explore/rank_by.hpp"
 #include "sim/explore/sweep_grid.hpp"
 
 #include <atomic>
@@ -55,7 +56,7 @@ struct SweepCrossover {
   std::vector<std::string> fixed;  ///< the values of the other axes ("" for the swept ones)
   std::int64_t at = 0;             ///< the first integer value where the new order holds
   /// Roof change: the series' lower bound at `at` − 1 and at `at`. Winner change: the old and the
-  /// new winner's lower bounds at `at`.
+  /// new winner's ranked times (SweepResult::rank_by) at `at`.
   Seconds t_before;
   Seconds t_after;
   int evaluations = 0;
@@ -66,6 +67,8 @@ struct SweepResult {
   std::vector<SweepAxis> axes;
   std::vector<SweepPoint> points;  ///< the cartesian grid, the last axis fastest
   std::vector<SweepCrossover> crossovers;
+  /// The time the fastest series is picked by (SweepOptions::rank_by).
+  RankBy rank_by = RankBy::expected;
   std::int64_t threads = 1;
   bool cancelled = false;
 
@@ -85,6 +88,8 @@ struct SweepOptions {
   std::function<void(std::size_t, std::size_t)> progress;  ///< (done, total), any thread
   const std::atomic<bool>* cancel = nullptr;               ///< set (by Ctrl-C) to stop early
   bool crossovers = true;
+  /// The time that decides the fastest series at a grid value (its winner changes).
+  RankBy rank_by = RankBy::expected;
   /// Evaluate points along the batch with a BatchLine where one is usable (off: analyze() at
   /// every point; the output is the same, bit for bit, which tests check).
   bool batch_lines = true;

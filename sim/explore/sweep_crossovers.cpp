@@ -216,7 +216,7 @@ class CrossoverFinder {
     for (const auto& [key, column] : columns) {
       const std::size_t best =
           *std::min_element(column.begin(), column.end(), [&](std::size_t left, std::size_t right) {
-            return result_.points[left].total.t_lower < result_.points[right].total.t_lower;
+            return ranked(result_.points[left]) < ranked(result_.points[right]);
           });
       winners[key_without(column.front(), *series_axis_, *x_axis_)].push_back(best);
     }
@@ -241,16 +241,21 @@ class CrossoverFinder {
         std::vector<SweepPoint> after;
         locate(
             crossover, {old_values, new_values}, x_of(line[index - 1]), x_of(line[index]),
-            [](const std::vector<SweepPoint>& points) {
+            [this](const std::vector<SweepPoint>& points) {
               return points[1].error == 0 &&
-                     (points[0].error != 0 || points[1].total.t_lower <= points[0].total.t_lower);
+                     (points[0].error != 0 || ranked(points[1]) <= ranked(points[0]));
             },
             before, after);
-        crossover.t_before = after[0].total.t_lower;
-        crossover.t_after = after[1].total.t_lower;
+        crossover.t_before = ranked(after[0]);
+        crossover.t_after = ranked(after[1]);
         found.push_back(std::move(crossover));
       }
     }
+  }
+
+  // The time that picks the fastest series (SweepResult::rank_by).
+  [[nodiscard]] Seconds ranked(const SweepPoint& point) const {
+    return ranked_time(point.total, result_.rank_by);
   }
 
   const SweepEvaluator& evaluator_;

@@ -60,6 +60,7 @@ struct SearchContext {
   // The transformer blocks' share of the parameters: what offloading streams layer by layer.
   double layer_share = 0.0;
   std::size_t keep = 0;
+  RankBy rank_by = RankBy::expected;
 };
 
 // Offloading choices, one bit each; every subset is a plan when the hardware has host memory.
@@ -101,26 +102,39 @@ auto plan_key(const TrainingPlan& plan) {
                          plan.offload_activations, plan.offload_optimizer, plan.placement);
 }
 
-// Expected step first (the time a run takes: collective latency, kernel efficiency and only the
-// overlaps the plan names), then the bounds, then the plan.
-auto rank_key(const TrainingCandidate& candidate) {
-  return std::make_tuple(candidate.step_expected.si(), candidate.step_lower.si(),
-                         candidate.step_upper.si(), plan_key(candidate.plan));
+// The ranked step first (by default the expected: the time a run takes, with collective
+// latency, kernel efficiency and only the overlaps the plan names), then the bounds, then the
+// plan.
+auto rank_key(double expected, double lower, double upper, const TrainingPlan& plan,
+              RankBy rank_by) {
+  const double first = rank_by == RankBy::lower   ? lower
+                       : rank_by == RankBy::upper ? upper
+                                                  : expected;
+  return std::make_tuple(first, lower, upper, plan_key(plan));
 }
 
-bool ranks_before(const TrainingCandidate& left, const TrainingCandidate& right) {
-  return rank_key(left) < rank_key(right);
+auto rank_key(const TrainingCandidate& candidate, RankBy rank_by) {
+  return rank_key(candidate.step_expected.si(), candidate.step_lower.si(),
+                  candidate.step_upper.si(), candidate.plan, rank_by);
 }
+
+// Whether `left` ranks before `right` by `rank_by`.
+struct RanksBefore {
+  RankBy rank_by = RankBy::expected;
+  bool operator()(const TrainingCandidate& left, const TrainingCandidate& right) const {
+    return rank_key(left, rank_by) < rank_key(right, rank_by);
+  }
+};
 
 // The best `keep` candidates one task has seen (all of them when keep is 0). It keeps up to
 // 2·keep and trims to the best keep, so admitting is one comparison with the last kept.
 class Leaderboard {
  public:
-  explicit Leaderboard(std::size_t keep) : keep_(keep) {}
+  Leaderboard(std::size_t keep, RankBy rank_by) : keep_(keep), before_{rank_by} {}
 
   [[nodiscard]] bool admits(const StepTimes& times, const TrainingPlan& plan) const {
-    return !bar_ || std::make_tuple(times.step_expected, times.step_lower, times.step_upper,
-                                    plan_key(plan)) < rank_key(*bar_);
+    return !bar_ || rank_key(times.step_expected, times.step_lower, times.step_upper, plan,
+                             before_.rank_by) < rank_key(*bar_, before_.rank_by);
   }
 
   void add(TrainingCandidate candidate) {
@@ -140,7 +154,7 @@ class Leaderboard {
  private:
   void trim() {
     const auto kept = static_cast<std::ptrdiff_t>(std::min(keep_, entries_.size()));
-    std::partial_sort(entries_.begin(), entries_.begin() + kept, entries_.end(), ranks_before);
+    std::partial_sort(entries_.begin(), entries_.begin() + kept, entries_.end(), before_);
     entries_.erase(entries_.begin() + kept, entries_.end());
     if (entries_.size() == keep_) {
       bar_ = entries_.back();
@@ -148,6 +162,7 @@ class Leaderboard {
   }
 
   std::size_t keep_;
+  RanksBefore before_;
   std::vector<TrainingCandidate> entries_;
   std::optional<TrainingCandidate> bar_;  // the worst kept once `keep` are: what must be beaten
 };
@@ -166,7 +181,7 @@ class TrainingSearcher {
   // One task of the parallel loop: every m and v of one (t, p, d, weights, sp, recompute).
   [[nodiscard]] TaskResult run(const TrainingPlan& shape, TileCache& cache) const {
     TaskResult result;
-    Leaderboard board(context_.keep);
+    Leaderboard board(context_.keep, context_.rank_by);
     const std::vector<std::int64_t> chunks = interleaves(context_.layers, shape.pipeline);
     // The plans of one m: every v, each with every derived variant.
     const auto all_v = static_cast<std::int64_t>(chunks.size()) * variants(shape, context_.roofs);
@@ -458,10 +473,12 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
   context.layer_share = static_cast<double>(parameters.layers) /
                         static_cast<double>(std::max<std::int64_t>(parameters.total(), 1));
   context.keep = options.keep;
+  context.rank_by = options.rank_by;
 
   TrainingSearchResult result;
   result.scenario = scenario.file;
   result.devices = devices;
+  result.rank_by = options.rank_by;
   result.batch = scenario.workload.batch;
   result.seq_len = scenario.workload.seq_len;
   result.layers = context.layers;
@@ -518,7 +535,7 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
     std::move(outcome.candidates.begin(), outcome.candidates.end(),
               std::back_inserter(result.ranked));
   }
-  std::sort(result.ranked.begin(), result.ranked.end(), ranks_before);
+  std::sort(result.ranked.begin(), result.ranked.end(), RanksBefore{options.rank_by});
   if (options.keep > 0 && result.ranked.size() > options.keep) {
     result.ranked.resize(options.keep);
   }

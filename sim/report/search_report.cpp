@@ -37,7 +37,7 @@ using Align = TextTable::Align;
 // Why `candidate` ranks below `above`: by throughput or cost, the work per device-second it
 // gives up; by latency, the term of the sum that grew the most.
 std::string loses_by(const SearchCandidate& candidate, const SearchCandidate& above,
-                     SearchObjective objective) {
+                     SearchObjective objective, RankBy rank_by) {
   if (objective != SearchObjective::latency) {
     return fmt::format(
         "−{:.3g} % seq/s/device (+{} device-seconds per sequence)",
@@ -53,12 +53,12 @@ std::string loses_by(const SearchCandidate& candidate, const SearchCandidate& ab
   const auto largest =
       std::max_element(growth.begin(), growth.end(),
                        [](const auto& a, const auto& b) { return a.second < b.second; });
-  const Seconds slower = candidate.total.t_expected - above.total.t_expected;
+  const Seconds slower = ranked_time(candidate.total, rank_by) - ranked_time(above.total, rank_by);
   if (largest->second <= 0.0) {
-    return fmt::format("+{} expected (ties broken by lower, upper bound, preset, mesh)",
-                       seconds(slower));
+    return fmt::format("+{} {} (ties broken by lower, upper bound, preset, mesh)", seconds(slower),
+                       to_string(rank_by));
   }
-  return fmt::format("+{} expected: {} +{}", seconds(slower), largest->first,
+  return fmt::format("+{} {}: {} +{}", seconds(slower), to_string(rank_by), largest->first,
                      format_quantity(largest->second, Dimension::seconds));
 }
 
@@ -95,7 +95,8 @@ std::string plan_change(const TrainingPlan& from, const TrainingPlan& to) {
 
 // Why a training plan ranks below the one above: the term of its step that grew the most, and
 // what differs in the plan.
-std::string training_loses_by(const TrainingCandidate& candidate, const TrainingCandidate& above) {
+std::string training_loses_by(const TrainingCandidate& candidate, const TrainingCandidate& above,
+                              RankBy rank_by) {
   const std::array<std::pair<std::string_view, double>, 6> growth{{
       {"ΣT_math", (candidate.t_math - above.t_math).si()},
       {"ΣT_mem", (candidate.t_mem - above.t_mem).si()},
@@ -107,7 +108,12 @@ std::string training_loses_by(const TrainingCandidate& candidate, const Training
   const auto largest =
       std::max_element(growth.begin(), growth.end(),
                        [](const auto& a, const auto& b) { return a.second < b.second; });
-  const std::string slower = seconds(candidate.step_expected - above.step_expected);
+  const auto step = [&](const TrainingCandidate& plan) {
+    return rank_by == RankBy::lower   ? plan.step_lower
+           : rank_by == RankBy::upper ? plan.step_upper
+                                      : plan.step_expected;
+  };
+  const std::string slower = seconds(step(candidate) - step(above));
   const std::string change = plan_change(above.plan, candidate.plan);
   if (largest->second <= 0.0) {
     return fmt::format("+{} ({}; ties: lower, upper bound, then plan order)", slower, change);
@@ -149,9 +155,10 @@ void write_search_text(std::ostream& out, const SearchResult& result, std::size_
     reasons.push_back(fmt::format("{} {}", count, reason));
   }
   out << fmt::format(
-      "Plan search: {} on {} devices, by {}: {} plans seen, {} costed, {} rejected{}\n\n",
-      result.scenario, result.devices, to_string(result.objective), result.seen,
-      result.ranked.size(), result.rejected.size(),
+      "Plan search: {} on {} devices, by {} ({} time): {} plans seen, {} costed, {} "
+      "rejected{}\n\n",
+      result.scenario, result.devices, to_string(result.objective), to_string(result.rank_by),
+      result.seen, result.ranked.size(), result.rejected.size(),
       reasons.empty() ? std::string() : fmt::format(" ({})", fmt::join(reasons, ", ")));
   TextTable table({{"#"},
                    {"preset", Align::left},
@@ -172,28 +179,29 @@ void write_search_text(std::ostream& out, const SearchResult& result, std::size_
   const std::size_t shown = top == 0 ? result.ranked.size() : std::min(top, result.ranked.size());
   for (std::size_t index = 0; index < shown; ++index) {
     const SearchCandidate& candidate = result.ranked[index];
-    table.add_row(
-        {fmt::format("{}", index + 1), candidate.preset,
-         candidate.mesh.empty() ? "one device" : candidate.mesh,
-         fmt::format("{}", candidate.replicas), seconds(candidate.total.t_expected),
-         seconds(candidate.total.t_lower), seconds(candidate.total.t_upper),
-         seconds(candidate.total.t_math), seconds(candidate.total.t_mem),
-         seconds(candidate.total.t_net), std::string(bound_label(candidate.total)),
-         format_quantity(candidate.footprint.total().si(), Dimension::bytes),
-         fmt::format("{:.4g}", candidate.sequences_per_device_s),
-         format_quantity(1.0 / candidate.sequences_per_device_s, Dimension::seconds),
-         candidate.pareto ? "yes" : "",
-         index == 0 ? "-" : loses_by(candidate, result.ranked[index - 1], result.objective)});
+    table.add_row({fmt::format("{}", index + 1), candidate.preset,
+                   candidate.mesh.empty() ? "one device" : candidate.mesh,
+                   fmt::format("{}", candidate.replicas), seconds(candidate.total.t_expected),
+                   seconds(candidate.total.t_lower), seconds(candidate.total.t_upper),
+                   seconds(candidate.total.t_math), seconds(candidate.total.t_mem),
+                   seconds(candidate.total.t_net), std::string(bound_label(candidate.total)),
+                   format_quantity(candidate.footprint.total().si(), Dimension::bytes),
+                   fmt::format("{:.4g}", candidate.sequences_per_device_s),
+                   format_quantity(1.0 / candidate.sequences_per_device_s, Dimension::seconds),
+                   candidate.pareto ? "yes" : "",
+                   index == 0 ? "-"
+                              : loses_by(candidate, result.ranked[index - 1], result.objective,
+                                         result.rank_by)});
   }
   table.print(out, "  ");
   const auto pareto =
       std::count_if(result.ranked.begin(), result.ranked.end(),
                     [](const SearchCandidate& candidate) { return candidate.pareto; });
   out << fmt::format(
-      "\n{} plans on the Pareto front of latency (expected) against sequences per "
+      "\n{} plans on the Pareto front of latency ({}) against sequences per "
       "device-second; mesh \"data: D over …, model: M over …\" per replica of devices / "
       "replicas.\n",
-      pareto);
+      pareto, to_string(result.rank_by));
 }
 
 nlohmann::ordered_json search_to_json(const SearchResult& result, std::size_t top) {
@@ -225,6 +233,7 @@ nlohmann::ordered_json search_to_json(const SearchResult& result, std::size_t to
   return Json{{"scenario", result.scenario},
               {"devices", result.devices},
               {"objective", to_string(result.objective)},
+              {"rank_by", to_string(result.rank_by)},
               {"seen", result.seen},
               {"costed", result.ranked.size()},
               {"rejected", rejected},
@@ -257,9 +266,13 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
                        example->detail);
   }
   out << fmt::format(
-      "Ranked by expected step time (bubble included; collectives exposed but for the overlaps "
-      "the plan names); ties: lower, then upper bound, then t, p, ZeRO stage, sp, m, recompute, "
-      "v, gradient overlap, tensor overlap, offload, placement ascending.{}\n\n",
+      "Ranked by {} step time (bubble included{}); ties: lower, then upper bound, then t, p, "
+      "ZeRO stage, sp, m, recompute, v, gradient overlap, tensor overlap, offload, placement "
+      "ascending.{}\n\n",
+      to_string(result.rank_by),
+      result.rank_by == RankBy::expected
+          ? "; collectives exposed but for the overlaps the plan names"
+          : "",
       result.ranked.size() < static_cast<std::size_t>(result.costed)
           ? fmt::format(" The best {} are kept.", result.ranked.size())
           : std::string());
@@ -319,7 +332,8 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
          fmt::format("{} ({:.3g} %)", seconds(candidate.bubble), 100.0 * candidate.bubble_fraction),
          format_quantity(candidate.footprint.total().si(), Dimension::bytes),
          fmt::format("{:.1f} %", 100.0 * candidate.mfu),
-         index == 0 ? "-" : training_loses_by(candidate, result.ranked[index - 1])});
+         index == 0 ? "-"
+                    : training_loses_by(candidate, result.ranked[index - 1], result.rank_by)});
   }
   table.print(out, "  ");
   if (!result.ranked.empty()) {
@@ -393,12 +407,19 @@ nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& resul
   for (const auto& [reason, count] : result.rejected_by_reason) {
     rejected[reason] = count;
   }
-  return Json{{"scenario", result.scenario}, {"scenario_args", result.scenario_args},
-              {"devices", result.devices},   {"phase", "train"},
-              {"seen", result.seen},         {"costed", result.costed},
-              {"analyses", result.analyses}, {"cancelled", result.cancelled},
-              {"shapes", result.shapes},     {"shapes_searched", result.shapes_searched},
-              {"rejected", rejected},        {"ranked", ranked}};
+  return Json{{"scenario", result.scenario},
+              {"scenario_args", result.scenario_args},
+              {"devices", result.devices},
+              {"phase", "train"},
+              {"rank_by", to_string(result.rank_by)},
+              {"seen", result.seen},
+              {"costed", result.costed},
+              {"analyses", result.analyses},
+              {"cancelled", result.cancelled},
+              {"shapes", result.shapes},
+              {"shapes_searched", result.shapes_searched},
+              {"rejected", rejected},
+              {"ranked", ranked}};
 }
 
 }  // namespace rsim

@@ -199,7 +199,8 @@ void write_sweep_text(std::ostream& out, const SweepResult& result) {
         return std::string();
       }()
       << " (bisection on the cost model between grid values; roof: the series' lower bound "
-         "before and at the change; fastest: the old and new winner at the change)\n";
+         "before and at the change; fastest: the old and new winner's "
+      << to_string(result.rank_by) << " time at the change)\n";
   TextTable crossings({{"change", Align::left},
                        {"with", Align::left},
                        {"at"},
@@ -235,6 +236,7 @@ nlohmann::ordered_json sweep_to_json(const SweepResult& result) {
   return Json{{"scenario", result.scenario},
               {"threads", result.threads},
               {"cancelled", result.cancelled},
+              {"rank_by", to_string(result.rank_by)},
               {"axes", axes},
               {"points", points},
               {"crossovers", crossovers}};

@@ -145,6 +145,10 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
       {{"matmul", "--hardware", "thor_t5000", "--b", "8", "--d", "8", "--f", "8", "--tile",
         "64,64"},
        "--tile '64,64': expected three positive integers"},
+      {{"search", scenario("llama3_70b_tp8_h100"), "--devices", "16", "--rank-by", "fastest"},
+       "--rank-by fastest: expected lower, expected or upper"},
+      {{"sweep", scenario("llama3_70b_tp8_h100"), "--rank-by", "best"},
+       "--rank-by best: expected lower, expected or upper"},
       {{"frobnicate"},
        "unknown command 'frobnicate' (commands: run, whatif, compare, sweep, search, threshold, "
        "roofs, matmul, collective, import-hf, validate)"},

@@ -645,3 +645,50 @@ TEST_CASE("prefetched weight gathers hide under the previous layer's compute", "
   // The bound already hides every collective under the device work: unchanged.
   CHECK(prefetched.bounds.total.t_lower.si() == after.bounds.total.t_lower.si());
 }
+
+TEST_CASE("rank-by: a training search ranks by the step time it names", "[search][train]") {
+  // The odd decoder on 8 GPUs, keeping the best 20: by the lower bound every kept plan's
+  // step_lower is ascending and none left out is below the last kept; by default (expected)
+  // the same for step_expected. Keeping (a leaderboard per task) must rank by the same key.
+  const auto scenario =
+      rsim::load_scenario(rsim::test::source_path("tests/data/train/odd_decoder_train.yaml"));
+  auto roofs = rsim::scenario_roofs(scenario, "");
+  roofs.host_memory.reset();
+  const auto ranked = [&](rsim::RankBy rank_by, std::size_t keep) {
+    rsim::TrainingSearchOptions options;
+    options.keep = keep;
+    options.rank_by = rank_by;
+    return rsim::search_training_plans(scenario, roofs, 8, options);
+  };
+  const auto all = ranked(rsim::RankBy::expected, 0);
+  for (const auto rank_by : {rsim::RankBy::lower, rsim::RankBy::expected, rsim::RankBy::upper}) {
+    CAPTURE(rsim::to_string(rank_by));
+    const auto step = [&](const rsim::TrainingCandidate& candidate) {
+      return rank_by == rsim::RankBy::lower   ? candidate.step_lower.si()
+             : rank_by == rsim::RankBy::upper ? candidate.step_upper.si()
+                                              : candidate.step_expected.si();
+    };
+    const auto best = ranked(rank_by, 20);
+    CHECK(best.rank_by == rank_by);
+    REQUIRE(best.ranked.size() == 20);
+    for (std::size_t index = 1; index < best.ranked.size(); ++index) {
+      CHECK(step(best.ranked[index - 1]) <= step(best.ranked[index]));
+    }
+    // The kept 20 are the 20 shortest of all costed plans by that time.
+    std::vector<double> steps;
+    for (const auto& candidate : all.ranked) {
+      steps.push_back(step(candidate));
+    }
+    std::sort(steps.begin(), steps.end());
+    CHECK(step(best.ranked.back()) == steps[19]);
+  }
+  // The rankings differ (the option does something).
+  const auto labels = [&](rsim::RankBy rank_by) {
+    std::vector<std::string> kept;
+    for (const auto& candidate : ranked(rank_by, 20).ranked) {
+      kept.push_back(candidate.plan.label());
+    }
+    return kept;
+  };
+  CHECK(labels(rsim::RankBy::lower) != labels(rsim::RankBy::upper));
+}

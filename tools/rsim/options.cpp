@@ -130,4 +130,19 @@ std::vector<std::string> run_arguments(const ScenarioOptions& options) {
   return args;
 }
 
+void add_rank_by_option(CLI::App& command, std::string& text) {
+  command.add_option("--rank-by", text,
+                     "The time plans (search) or series (sweep's fastest) are ranked by: expected "
+                     "(default: kernel efficiency, collective latency, the overlaps a plan names), "
+                     "lower or upper bound");
+}
+
+RankBy parse_rank_by_option(const std::string& text) {
+  const std::optional<RankBy> rank_by = parse_rank_by(text);
+  if (!rank_by) {
+    throw InputError(fmt::format("--rank-by {}: expected lower, expected or upper", text));
+  }
+  return *rank_by;
+}
+
 }  // namespace rsim::cli

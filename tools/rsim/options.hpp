@@ -3,6 +3,7 @@
 
 #include "sim/analysis/request.hpp"
 #include "sim/base/units.hpp"
+#include "sim/explore/rank_by.hpp"
 #include "sim/spec/hardware.hpp"
 #include "sim/spec/scenario.hpp"
 
@@ -54,5 +55,10 @@ ScenarioOverrides scenario_overrides(const ScenarioOptions& options);
 std::vector<std::string> run_arguments(const ScenarioOptions& options);
 
 RunResult run_scenario(Scenario scenario, const ScenarioOptions& options);
+
+/// `--rank-by` on `command` into `text` (search and sweep; default expected).
+void add_rank_by_option(CLI::App& command, std::string& text);
+/// The option's value, or an InputError naming it and the choices.
+RankBy parse_rank_by_option(const std::string& text);
 
 }  // namespace rsim::cli

@@ -22,6 +22,7 @@ struct SearchOptionsCli {
   ScenarioOptions scenario;
   std::int64_t devices = 0;
   std::string objective = "latency";
+  std::string rank_by = "expected";
   std::size_t top = 10;
   std::int64_t threads = 0;
   bool exhaustive = false;
@@ -29,9 +30,11 @@ struct SearchOptionsCli {
 
 // A training scenario's search: its own space, ranked by step time (with the global batch and
 // the devices fixed, throughput and cost rank the same way).
-int training_search_command(const SearchOptionsCli& options, const Scenario& scenario,
-                            const Roofs& roofs, std::ostream& out, std::ostream& err) {
+int training_search_command(const SearchOptionsCli& options, RankBy rank_by,
+                            const Scenario& scenario, const Roofs& roofs, std::ostream& out,
+                            std::ostream& err) {
   TrainingSearchOptions search;
+  search.rank_by = rank_by;
   search.threads = options.threads;
   search.prune = !options.exhaustive;
   search.keep = options.top;
@@ -65,14 +68,15 @@ int search_command(const SearchOptionsCli& options, std::ostream& out, std::ostr
     throw InputError(
         fmt::format("--objective {}: expected latency, throughput or cost", options.objective));
   }
+  const RankBy rank_by = parse_rank_by_option(options.rank_by);
   Scenario scenario =
       load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
   const Roofs roofs = scenario_roofs(scenario, options.scenario.roofs.mode,
                                      parse_overrides(options.scenario.roofs));
   if (scenario.workload.phase == Phase::train) {
-    return training_search_command(options, scenario, roofs, out, err);
+    return training_search_command(options, rank_by, scenario, roofs, out, err);
   }
-  const SearchResult result = search_plans(scenario, roofs, options.devices, *objective);
+  const SearchResult result = search_plans(scenario, roofs, options.devices, *objective, rank_by);
   return emit(
       options.scenario.roofs.format, out, [&] { return search_to_json(result, options.top); },
       [&](std::ostream& stream) {
@@ -96,8 +100,9 @@ Command add_search_command(CLI::App& app) {
       ->required()
       ->check(CLI::PositiveNumber);
   search->add_option("--objective", options->objective,
-                     "latency (lowest lower bound), throughput (sequences per device-second) or "
-                     "cost (device-seconds per sequence)");
+                     "latency (shortest ranked time), throughput (sequences per device-second) "
+                     "or cost (device-seconds per sequence); inference only");
+  add_rank_by_option(*search, options->rank_by);
   search->add_option("--top", options->top,
                      "Plans to print (0 = all); a training search keeps only these in memory");
   search

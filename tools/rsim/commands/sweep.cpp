@@ -23,6 +23,7 @@ struct SweepOptionsCli {
   std::vector<std::string> over;
   std::int64_t threads = 0;
   bool no_crossovers = false;
+  std::string rank_by = "expected";
   std::string plot;
   std::string html;
 };
@@ -42,6 +43,7 @@ int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostrea
   SweepOptions sweep;
   sweep.threads = options.threads;
   sweep.crossovers = !options.no_crossovers;
+  sweep.rank_by = parse_rank_by_option(options.rank_by);
   sweep.progress = progress_bar(err);
   sweep.loading_progress = progress_bar(err, "scenarios loaded");
   sweep_interrupted.store(false);
@@ -87,6 +89,7 @@ Command add_sweep_command(CLI::App& app) {
                     "sweep: block");
   sweep->add_option("--threads", options->threads, "Worker threads (default: all cores)")
       ->check(CLI::NonNegativeNumber);
+  add_rank_by_option(*sweep, options->rank_by);
   sweep->add_flag("--no-crossovers", options->no_crossovers,
                   "Skip the crossover search between grid values");
   sweep->add_option("--plot", options->plot,
