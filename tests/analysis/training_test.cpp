@@ -151,6 +151,7 @@ TEST_CASE("pipeline bubble (p − 1)/(m + p − 1) is added to the bounds", "[tr
   // Each device idles (p − 1)/m = 1/8 of its forward and backward work.
   CHECK(schedule.bubble_lower.si() == Approx(schedule.work_lower.si() / 8.0));
   // Each device holds 16 of the 32 layers: half the layer ops' instances.
+  int sends = 0;
   for (std::size_t row = 0; row < piped.table.order.size(); ++row) {
     const Op& op = piped.graph.op(piped.table.order[row]);
     if (op.name == "down_proj" && op.pass == Pass::forward) {
@@ -158,11 +159,23 @@ TEST_CASE("pipeline bubble (p − 1)/(m + p − 1) is added to the bounds", "[tr
     }
     if (op.name == "pipeline.send_activations") {
       // One microbatch's layer output crosses each boundary: 8 sequences × 4096 tokens × D
-      // 4096 × 2 B = 268,435,456 B, once per microbatch.
-      CHECK(op.collective.bytes.si() == Approx(8.0 * 4096 * 4096 * 2));
+      // 4096 × 2 B = 268,435,456 B, once per microbatch. Without sequence parallelism it is
+      // whole on each of the 4 tensor-axis devices, so each sends a quarter (Megatron's
+      // scatter/gather, Narayanan et al. 2021 §4.1): 67,108,864 B ...
+      CHECK(op.collective.bytes.si() == Approx(8.0 * 4096 * 4096 * 2 / 4));
       CHECK(op.count == 8);
+      ++sends;
+    }
+    if (op.name == "pipeline.send_activations.gather") {
+      // ... and the next stage all-gathers the whole 268,435,456 B over the tensor axis.
+      CHECK(op.collective.kind == rsim::CollectiveKind::all_gather);
+      CHECK(op.collective.bytes.si() == Approx(8.0 * 4096 * 4096 * 2));
+      CHECK(op.collective.axes == std::vector<std::int64_t>{4});
+      CHECK(op.count == 8);
+      ++sends;
     }
   }
+  CHECK(sends == 2);
 }
 
 TEST_CASE("training thresholds against the scaling book's closed forms", "[training][thresholds]") {

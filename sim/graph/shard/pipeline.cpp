@@ -13,7 +13,7 @@
 namespace rsim::shard {
 
 void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vertex boundary,
-                    const Bytes boundary_bytes) {
+                    const Bytes boundary_bytes, const bool replicated) {
   const std::optional<std::string> axis = plan.pipeline_axis();
   if (!axis) {
     return;
@@ -43,6 +43,15 @@ void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vert
     training = training || op.pass == Pass::backward;
   }
   const Op last = graph.op(boundary);
+  // Scatter/gather: the part each tensor-axis device sends, and the axis that gathers it.
+  const MeshAxis* tensor = nullptr;
+  if (replicated) {
+    const std::optional<std::string> tensor_name = plan.mesh_axis_for(logical_axis::mlp, false);
+    tensor = tensor_name ? plan.find_axis(*tensor_name) : nullptr;
+    tensor = tensor != nullptr && tensor->size > 1 ? tensor : nullptr;
+  }
+  const Bytes sent =
+      tensor != nullptr ? boundary_bytes / static_cast<double>(tensor->size) : boundary_bytes;
   for (const OpGraph::Stage& stage : graph.stages) {
     if (stage.name != last.stage) {
       continue;
@@ -53,13 +62,26 @@ void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vert
       }
       const std::string direction = pass == Pass::forward ? "send_activations" : "send_gradients";
       Op send = collective_op(last, CollectiveKind::send_recv, CollectiveRole::pipeline_send,
-                              direction, boundary_bytes, mesh, plan);
+                              direction, sent, mesh, plan);
       send.name = "pipeline." + direction;
       send.collective.axes = {2};  // neighbouring stages: one hop
       // Once per microbatch here; the v − 1 further chunks' sends are the schedule's
       // (analysis/schedule.hpp), which derives every v from this one costing.
       send.count = stage.steps * stage.microbatches;
       send.pass = pass;
+      if (tensor != nullptr) {
+        // The receiving stage puts the t parts back together: an all-gather of the whole
+        // tensor over the tensor axis, as often as the send (a pipeline send's role: it repeats
+        // with the chunks too).
+        Op gather = collective_op(last, CollectiveKind::all_gather, CollectiveRole::pipeline_send,
+                                  direction + ".gather", boundary_bytes, *tensor, plan);
+        gather.name = send.name + ".gather";
+        gather.count = send.count;
+        gather.pass = pass;
+        graph.add_op(std::move(send));
+        graph.add_op(std::move(gather));
+        continue;
+      }
       graph.add_op(std::move(send));
     }
   }

@@ -11,8 +11,11 @@ namespace rsim::shard {
 // layers, so every op of the layer blocks runs count/p times per device; a training step sends
 // each microbatch's activations forward and its gradients back across every stage boundary
 // (with v interleaved chunks per stage, v times: Narayanan et al. 2021, §2.2). The bubble is the
-// analysis's: it needs the costed times.
+// analysis's: it needs the costed times. A boundary tensor whole on every device of the tensor
+// axis (`replicated`: tensor parallelism without sequence parallelism) is sent by scatter/gather
+// (Narayanan et al. 2021, §4.1): each of the t devices sends its 1/t, and the receiving stage
+// all-gathers the t parts over the tensor axis (NVLink).
 void place_pipeline(ShardedGraph& sharded, const Plan& plan, OpGraph::Vertex boundary,
-                    Bytes boundary_bytes);
+                    Bytes boundary_bytes, bool replicated);
 
 }  // namespace rsim::shard

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -100,6 +101,7 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       pipeline_axis ? static_cast<double>(plan.find_axis(*pipeline_axis)->size) : 1.0;
   std::optional<OpGraph::Vertex> boundary;
   Bytes boundary_bytes;
+  bool boundary_replicated = false;  // the layer output is whole on every tensor-axis device
   for (OpGraph::Vertex vertex : graph.topological_order()) {
     const Op& op = graph.op(vertex);
     if (op.kind != OpKind::embedding_gather && op.pass == Pass::forward) {
@@ -256,10 +258,17 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       // The layer's output crosses a pipeline stage boundary.
       boundary = *previous;
       boundary_bytes = sharder.local(output, parts.output_layout).bytes();
+      const std::optional<std::string> tensor = plan.mesh_axis_for(logical_axis::mlp, false);
+      boundary_replicated =
+          tensor &&
+          std::none_of(parts.output_layout.begin(), parts.output_layout.end(),
+                       [&](const std::vector<std::string>& axes) {
+                         return std::find(axes.begin(), axes.end(), *tensor) != axes.end();
+                       });
     }
   }
   if (boundary) {
-    place_pipeline(sharded, plan, *boundary, boundary_bytes);
+    place_pipeline(sharded, plan, *boundary, boundary_bytes, boundary_replicated);
   }
   sharded.weight_fraction = all_weights > 0.0 ? stored_weights / all_weights : 1.0;
   return sharded;
