@@ -99,6 +99,23 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
   const std::optional<std::string> pipeline_axis = plan.pipeline_axis();
   const double pipeline_stages =
       pipeline_axis ? static_cast<double>(plan.find_axis(*pipeline_axis)->size) : 1.0;
+  // The input gradients that several dgrads each produce a partial sum of (q's and kv's: both
+  // read the attention norm's output), by the last of them: Megatron-LM runs Q, K and V as one
+  // fused GEMM, so the partial sums add up locally and are reduced once, after the last.
+  using GradientKey = std::tuple<std::string, std::string, Block, std::string, std::int64_t>;
+  const auto gradient_key = [](const Op& op) {
+    return std::make_tuple(op.outputs.front().name, op.stage, op.block, op.group, op.count);
+  };
+  const auto input_gradient = [](const Op& op) {
+    return op.kind == OpKind::matmul && op.pass == Pass::backward && !op.outputs.empty() &&
+           op.outputs.front().role == TensorRole::activation;
+  };
+  std::map<GradientKey, OpGraph::Vertex> last_dgrad;
+  for (OpGraph::Vertex vertex : graph.topological_order()) {
+    if (input_gradient(graph.op(vertex))) {
+      last_dgrad[gradient_key(graph.op(vertex))] = vertex;
+    }
+  }
   std::optional<OpGraph::Vertex> boundary;
   Bytes boundary_bytes;
   bool boundary_replicated = false;  // the layer output is whole on every tensor-axis device
@@ -196,6 +213,14 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       if (by_tensor_pass) {
         backward_gathers[by_tensor] = *previous;
       }
+    }
+    if (input_gradient(op) && last_dgrad.at(gradient_key(op)) != vertex) {
+      // Not the last partial sum of its gradient: the last one's reduction covers it.
+      std::erase_if(parts.after, [](const Op& part) {
+        return part.role == CollectiveRole::tensor &&
+               (part.collective.kind == CollectiveKind::all_reduce ||
+                part.collective.kind == CollectiveKind::reduce_scatter);
+      });
     }
     if (op.kind == OpKind::matmul && op.outputs.front().has_axis("expert_tokens")) {
       auto& deferred = deferred_reductions[vertex];
