@@ -127,10 +127,11 @@ const std::vector<std::string>& training_axis_orders();
 /// bubble; T_math, T_mem (main memory) and T_net are the Σ over the ops without the bubble.
 struct TrainingCandidate {
   TrainingPlan plan;
-  std::string mesh;               ///< the mesh axes over one device (size 1 left out)
-  std::string plan_yaml;          ///< the plan as a YAML flow map (what run_args sets)
-  std::int64_t microbatch = 1;    ///< b = batch / (m · d) sequences per microbatch and replica
-  bool vocab_replicated = false;  ///< the vocabulary does not divide over t: LM head replicated
+  std::string mesh;             ///< the mesh axes over one device (size 1 left out)
+  std::string plan_yaml;        ///< the plan as a YAML flow map (what run_args sets)
+  std::int64_t microbatch = 1;  ///< b = batch / (m · d) sequences per microbatch and replica
+  /// The vocabulary does not divide over t: padded to a multiple of 128·t (Megatron-LM's).
+  bool vocab_padded = false;
   Seconds step_lower;
   Seconds step_upper;
   Seconds step_expected;  ///< what the search ranks by (sim/cost/expected.hpp)

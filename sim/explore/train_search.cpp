@@ -42,6 +42,9 @@ std::vector<std::int64_t> interleaves(std::int64_t layers, std::int64_t pipeline
 }
 
 // What a search needs to know of the scenario, once.
+// Megatron-LM's --make-vocab-size-divisible-by default.
+constexpr std::int64_t kMegatronVocabPadding = 128;
+
 struct SearchContext {
   const Scenario& scenario;
   const Roofs& roofs;
@@ -192,19 +195,21 @@ class TrainingSearcher {
     };
     const PlacedMesh mesh = place_mesh(context_.roofs.network, shape);
     Plan plan;
-    const bool vocab_replicated = context_.vocab > 0 && context_.vocab % shape.tensor != 0;
+    // A vocabulary that does not divide over t is padded as Megatron-LM pads it (to a multiple
+    // of 128·t, --make-vocab-size-divisible-by 128), so the LM head still splits.
+    const bool vocab_padded = context_.vocab > 0 && context_.vocab % shape.tensor != 0;
     // The plan as `rsim run --set plan=…` takes it (run_args); parse_plan makes of it what
     // make_plan makes of the axes.
     const std::string plan_text =
         fmt::format("{{preset: {}, mesh: {{{}}}{}{}}}", shape.preset(), mesh.parse,
-                    vocab_replicated ? ", rules: {vocab: null}" : "",
+                    vocab_padded ? fmt::format(", vocab_padding: {}", kMegatronVocabPadding) : "",
                     shape.zero_stage == 1 || shape.zero_stage == 2
                         ? fmt::format(", zero_stage: {}", shape.zero_stage)
                         : std::string());
     try {
-      plan = make_plan(shape.preset(), mesh.axes, context_.scenario.hardware,
-                       vocab_replicated ? Rules{{"vocab", ""}} : Rules{},
+      plan = make_plan(shape.preset(), mesh.axes, context_.scenario.hardware, Rules{},
                        shape.zero_stage == 1 || shape.zero_stage == 2 ? shape.zero_stage : 0);
+      plan.vocab_padding = vocab_padded ? kMegatronVocabPadding : 0;
     } catch (const PlanError& error) {
       reject_all(kMeshReason, error.what());
       return result;
@@ -275,8 +280,8 @@ class TrainingSearcher {
              all_v});
         continue;
       }
-      const Outcome outcome = cost(point, plan, plan_text, mesh.display, vocab_replicated, chunks,
-                                   cache, result, board);
+      const Outcome outcome =
+          cost(point, plan, plan_text, mesh.display, vocab_padded, chunks, cache, result, board);
       if (context_.prune && outcome.unfit) {
         too_big = outcome.unfit;
         too_big_m = point.microbatches;
@@ -298,13 +303,13 @@ class TrainingSearcher {
 
   // Costs one plan at v = 1 and derives every v and variant.
   Outcome cost(const TrainingPlan& point, const Plan& plan, const std::string& plan_text,
-               const std::string& mesh, bool vocab_replicated,
-               const std::vector<std::int64_t>& chunks, TileCache& cache, TaskResult& result,
-               Leaderboard& board) const {
+               const std::string& mesh, bool vocab_padded, const std::vector<std::int64_t>& chunks,
+               TileCache& cache, TaskResult& result, Leaderboard& board) const {
     const std::int64_t per_v = variants(point, context_.roofs);
     const auto all_v = static_cast<std::int64_t>(chunks.size()) * per_v;
     Scenario scenario = context_.scenario;
     scenario.plan = plan;
+    pad_vocabulary(scenario);
     Training& training = scenario.workload.training;
     training.microbatches = point.microbatches;
     training.recompute = point.recompute;
@@ -390,7 +395,7 @@ class TrainingSearcher {
             candidate.plan_yaml = plan_text;
             candidate.microbatch =
                 context_.scenario.workload.batch / (point.microbatches * point.data);
-            candidate.vocab_replicated = vocab_replicated;
+            candidate.vocab_padded = vocab_padded;
             candidate.bubble = Seconds(times.bubble);
             candidate.bubble_fraction = times.bubble_fraction;
             candidate.step_lower = Seconds(times.step_lower);

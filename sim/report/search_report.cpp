@@ -304,12 +304,12 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
   for (std::size_t index = 0; index < shown; ++index) {
     const TrainingCandidate& candidate = result.ranked[index];
     const TrainingPlan& plan = candidate.plan;
-    vocab_note = vocab_note || candidate.vocab_replicated;
+    vocab_note = vocab_note || candidate.vocab_padded;
     table.add_row(
         {fmt::format("{}", index + 1),
          fmt::format("{}×{}×{}", plan.tensor, plan.pipeline, plan.data),
          placement_letters(plan),
-         plan.sharding() + (candidate.vocab_replicated ? "*" : ""),
+         plan.sharding() + (candidate.vocab_padded ? "*" : ""),
          fmt::format("{}", plan.microbatches),
          fmt::format("{}", candidate.microbatch),
          std::string(to_string(plan.recompute)),
@@ -360,7 +360,10 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
       "{:.4g} model FLOPs per step (forward + backward, no "
       "recomputation) / (devices × peak × step).{}\n",
       result.model_flops,
-      vocab_note ? " *: the vocabulary does not divide over t; the LM head is replicated." : "");
+      vocab_note ? " *: the vocabulary does not divide over t: padded to a multiple of 128·t, as "
+                   "Megatron-LM "
+                   "pads it (--make-vocab-size-divisible-by 128)."
+                 : "");
 }
 
 nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& result,
@@ -387,7 +390,7 @@ nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& resul
                           {"offload_weights", plan.offload_weights},
                           {"offload_activations", plan.offload_activations},
                           {"offload_optimizer", plan.offload_optimizer},
-                          {"vocab_replicated", candidate.vocab_replicated},
+                          {"vocab_padded", candidate.vocab_padded},
                           {"step_lower_s", candidate.step_lower.si()},
                           {"step_expected_s", candidate.step_expected.si()},
                           {"step_upper_s", candidate.step_upper.si()},

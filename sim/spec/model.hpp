@@ -52,6 +52,8 @@ struct TransformerSpec {
   bool gated_mlp = false;
   NormKind norm = NormKind::rmsnorm;
   std::int64_t vocab_size = 0;  ///< 0: no token embedding
+  /// The model file's vocabulary before a plan padded it (Plan::vocab_padding); 0: not padded.
+  std::int64_t unpadded_vocab_size = 0;
   bool tied_embeddings = false;
   bool attention_bias = false;
   bool mlp_bias = false;

@@ -382,8 +382,8 @@ Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware) {
     }
     return plan;
   }
-  node.allow_only(
-      {"preset", "mesh", "rules", "weight_rules", "in_network_reduction", "zero_stage"});
+  node.allow_only({"preset", "mesh", "rules", "weight_rules", "in_network_reduction", "zero_stage",
+                   "vocab_padding"});
   if (const ConfigNode* reduction = node.find("in_network_reduction")) {
     plan.in_network_reduction = reduction->as_bool();
   }
@@ -419,6 +419,9 @@ Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware) {
     merge_rules(plan.weight_rules, parse_rules(*rules, plan));
     plan.name = node.find("preset") != nullptr ? plan.name + "+" : "custom";
   }
+  if (const ConfigNode* padding = node.find("vocab_padding")) {
+    plan.vocab_padding = padding->as_positive_int();
+  }
   if (const ConfigNode* zero = node.find("zero_stage")) {
     plan.zero_stage = zero->as_count();
     try {
@@ -428,6 +431,16 @@ Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware) {
     }
   }
   return plan;
+}
+
+std::int64_t padded_vocab(const Plan& plan, std::int64_t vocab_size) {
+  if (plan.vocab_padding <= 0 || vocab_size <= 0) {
+    return vocab_size;
+  }
+  const std::optional<std::string> axis = plan.mesh_axis_for(logical_axis::vocab, false);
+  const std::int64_t devices = axis ? plan.find_axis(*axis)->size : 1;
+  const std::int64_t multiple = plan.vocab_padding * devices;
+  return (vocab_size + multiple - 1) / multiple * multiple;
 }
 
 }  // namespace rsim

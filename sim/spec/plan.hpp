@@ -50,6 +50,10 @@ struct Plan {
   /// becomes a reduce-scatter and the updated weights are all-gathered, the same bytes), 2 also
   /// the gradients. ZeRO-3 is `weight_rules: {embed: data}`.
   std::int64_t zero_stage = 0;
+  /// Megatron-LM's --make-vocab-size-divisible-by (its default 128): the vocabulary is padded to
+  /// a multiple of this × the devices of the mesh axis the `vocab` rule names, so the LM head
+  /// and the embedding always split over the tensor axis. 0: no padding.
+  std::int64_t vocab_padding = 0;
 
   [[nodiscard]] std::int64_t devices() const;
   [[nodiscard]] const MeshAxis* find_axis(std::string_view name) const;
@@ -116,5 +120,8 @@ Plan make_plan(std::string_view preset, std::vector<MeshAxis> mesh, const Hardwa
 /// over TIER"}), and `preset` and/or `rules` / `weight_rules`. Validates the tiers, their domain
 /// sizes, and that every rule names a mesh axis. Errors name file:line:col.
 Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware);
+
+/// `vocab_size` padded as `plan.vocab_padding` asks (unchanged without padding or vocabulary).
+std::int64_t padded_vocab(const Plan& plan, std::int64_t vocab_size);
 
 }  // namespace rsim

@@ -427,6 +427,16 @@ const std::vector<std::string_view>& matmul_groups() {
   return kGroups;
 }
 
+void pad_vocabulary(Scenario& scenario) {
+  for (StageSpec& stage : scenario.model.stages) {
+    TransformerSpec& component = stage.component;
+    if (component.unpadded_vocab_size == 0) {
+      component.unpadded_vocab_size = component.vocab_size;
+    }
+    component.vocab_size = padded_vocab(scenario.plan, component.unpadded_vocab_size);
+  }
+}
+
 Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides,
                        ConfigFiles* files) {
   ConfigNode document = load_config_file(path, files);
@@ -497,6 +507,7 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   if (const ConfigNode* plan = document.find("plan")) {
     scenario.plan = parse_plan(*plan, scenario.hardware);
     check_expert_axis(*plan, scenario.plan, scenario.model);
+    pad_vocabulary(scenario);
   }
   if (const ConfigNode* sweep = document.find("sweep")) {
     // KEY: VALUES (a string like "1..4096:log2" or a list); checked by `rsim sweep`.

@@ -154,6 +154,10 @@ struct ScenarioOverrides {
 
 /// Loads and validates a scenario file, resolving hardware and model presets; its YAML files
 /// are parsed through `files` where given (many scenarios of the same files: each parsed once).
+/// Pads every stage's vocabulary as the scenario's plan asks (Plan::vocab_padding); load_scenario
+/// does, and a search that sets a plan does again.
+void pad_vocabulary(Scenario& scenario);
+
 Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides = {},
                        ConfigFiles* files = nullptr);
 

@@ -274,3 +274,42 @@ TEST_CASE("host_share: unified memory left to the CPU", "[memory]") {
                                         {{{"host_share", "1 GB"}}, ""}),
                     Catch::Contains("does not share its memory with the host"));
 }
+
+TEST_CASE("vocab_padding pads the vocabulary to a multiple of padding × t", "[plan]") {
+  // Megatron-LM's --make-vocab-size-divisible-by 128 (its default) times the tensor-parallel
+  // size: GPT-3's 50,257 over t = 8 → ⌈50,257 / 1,024⌉ · 1,024 = 51,200; over t = 1 → 50,304.
+  rsim::Plan plan;
+  plan.vocab_padding = 128;
+  CHECK(rsim::padded_vocab(plan, 50257) == 50304);
+  CHECK(rsim::padded_vocab(rsim::Plan{}, 50257) == 50257);
+  const auto run = rsim::test::run_scenario(
+      "gpt3_175b_train_h100",
+      {{"plan",
+        "{preset: megatron_3d, mesh: {model: 8 over nvlink, data: 8 over ib, stage: 16 "
+        "over ib}, vocab_padding: 128}"}});
+  CHECK(run.scenario.model.stages.front().component.vocab_size == 51200);
+  CHECK(run.scenario.model.stages.front().component.unpadded_vocab_size == 50257);
+  // The LM head now splits over the 8 devices of 'model': 51,200 / 8 = 6,400 rows each.
+  bool found = false;
+  for (const auto vertex : run.graph.topological_order()) {
+    const auto& op = run.graph.op(vertex);
+    if (op.kind == rsim::OpKind::matmul && op.block == rsim::Block::head &&
+        op.pass == rsim::Pass::forward) {
+      for (const auto& tensor : op.inputs) {
+        if (tensor.role == rsim::TensorRole::weight) {
+          CHECK(tensor.has_axis("vocab"));
+          for (const auto& axis : tensor.axes) {
+            if (axis.name == "vocab") {
+              CHECK(axis.size == 6400);
+              found = true;
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(found);
+  // A padding of 0 is not a padding.
+  CHECK_THROWS_WITH(rsim::test::run_scenario("gpt3_175b_train_h100", {{"plan.vocab_padding", "0"}}),
+                    Catch::Contains("vocab_padding"));
+}
