@@ -201,7 +201,15 @@ class TrainingBuilder {
     update.flops_per_element = rule.flops_per_parameter;
     update.compute_path = scenario_.hardware.vector_path;
     update.pass = Pass::optimizer;
-    update.inputs = {parameter, gradient_of(parameter, gradient_)};
+    // A fused update with an fp32 master copy (Apex / Transformer Engine FusedAdam, Megatron's
+    // optimizer) reads the gradient, the master copy and the moments and writes them back with
+    // the low-precision weight: it never reads that weight (bf16 Adam: 2 + 12 B read, 12 + 2 B
+    // written, 28 B per parameter). Without a master copy the weight is the state it updates.
+    const bool master = parameter.dtype != DType::fp32;
+    update.inputs = {gradient_of(parameter, gradient_)};
+    if (!master) {
+      update.inputs.push_back(parameter);
+    }
     update.outputs = {parameter};
     const double state_bytes =
         optimizer_state_bytes_per_parameter(rule.optimizer, scenario_.precision.weights);

@@ -414,3 +414,30 @@ TEST_CASE("FMHA backward bytes do not grow with the query heads per KV head",
     CHECK(backward <= first * (1 + 1e-9));
   }
 }
+
+TEST_CASE("a fused Adam moves 28 B per bf16 parameter", "[training]") {
+  // With bf16 weights and an fp32 master copy, a fused Adam (Apex / Transformer Engine
+  // FusedAdam, Megatron-LM's optimizer) reads the bf16 gradient (2 B) and the fp32 master copy,
+  // m and v (12 B), and writes m, v and the master copy (12 B) and the bf16 weight (2 B): 28 B
+  // per parameter. It never reads the bf16 weight (issue 21 #6: rsim counted 30 B).
+  const rsim::RunResult run = train_8b({{"workload.microbatches", "8"}});
+  int updates = 0;
+  for (const auto vertex : run.graph.topological_order()) {
+    const auto& op = run.graph.op(vertex);
+    if (op.pass != Pass::optimizer || op.kind != rsim::OpKind::elementwise) {
+      continue;
+    }
+    double bytes = 0.0;
+    for (const auto& tensor : op.inputs) {
+      bytes += tensor.bytes().si();
+    }
+    for (const auto& tensor : op.outputs) {
+      bytes += tensor.bytes().si();
+    }
+    const auto& weight = op.outputs.front();
+    REQUIRE(weight.dtype == rsim::DType::bf16);
+    CHECK(bytes == Approx(28.0 * weight.bytes().si() / 2.0));
+    ++updates;
+  }
+  CHECK(updates > 0);
+}
