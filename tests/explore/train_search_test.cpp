@@ -718,3 +718,33 @@ TEST_CASE("tensor parallelism all-reduces twice per layer and pass as Megatron-L
   CHECK(reductions[rsim::Pass::forward] == 2 * 32);
   CHECK(reductions[rsim::Pass::backward] == 2 * 32);
 }
+
+TEST_CASE("FSDP gathers a recomputed layer's weights twice per step, not three times", "[train]") {
+  // PyTorch FSDP gathers a layer's weights in its forward and again in its backward pre-hook;
+  // activation checkpointing re-runs the layer's forward inside that backward, on the weights
+  // just gathered (issue 21 #3c). So full recomputation adds no weight gather: the layers'
+  // gathers per step are the same with and without it.
+  const auto gathers = [](const std::string& recompute) {
+    const auto run = run_with("llama2_7b_train.yaml", {{"plan.preset", "fsdp"},
+                                                       {"plan.mesh.data", "8 over nvlink"},
+                                                       {"workload.microbatches", "1"},
+                                                       {"workload.recompute", recompute}});
+    std::map<rsim::Pass, std::int64_t> count;
+    for (const auto vertex : run.graph.topological_order()) {
+      const auto& op = run.graph.op(vertex);
+      if (op.role == rsim::CollectiveRole::weight_gather && op.block == rsim::Block::layer) {
+        count[op.pass] += op.count;
+      }
+    }
+    return count;
+  };
+  const auto none = gathers("none");
+  const auto full = gathers("full");
+  // The 5 matmul weights of a Llama layer (q, kv, o, gate_up, down) each gathered once forward
+  // and once backward, × 32 layers: 160 + 160.
+  CHECK(none.at(rsim::Pass::forward) == 5 * 32);
+  CHECK(none.at(rsim::Pass::backward) == 5 * 32);
+  CHECK(full.at(rsim::Pass::forward) + full.at(rsim::Pass::recompute) +
+            (full.contains(rsim::Pass::backward) ? full.at(rsim::Pass::backward) : 0) ==
+        none.at(rsim::Pass::forward) + none.at(rsim::Pass::backward));
+}

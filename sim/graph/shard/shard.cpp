@@ -89,6 +89,11 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
   using TensorKey = std::tuple<Pass, std::string, std::string, Block, std::string, double,
                                std::string, std::int64_t>;
   std::map<TensorKey, OpGraph::Vertex> backward_gathers;
+  // A weight gathered (FSDP, ZeRO-3) for a layer's recomputation stays for that layer's backward:
+  // PyTorch FSDP gathers in the backward pre-hook and the checkpointed forward re-runs inside it,
+  // so a recomputed layer gathers its weights twice per step, not three times (issue 21 #3c).
+  // Keyed as backward_gathers, with the pass taken as the backward's.
+  std::map<TensorKey, OpGraph::Vertex> recompute_weight_gathers;
   // An expert matmul's all-reduced partial sums (its mlp axis split): the combine is linear, so
   // they are reduced after it, over the T token rows instead of the T·k expert rows (vLLM's
   // fused MoE under tensor parallelism).
@@ -264,8 +269,19 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
         sharded.graph.add_edge(backward_gathers.at(by_tensor), compute, "gathered");
         continue;
       }
+      const bool weight = op.inputs[1].role == TensorRole::weight &&
+                          (op.pass == Pass::recompute || op.pass == Pass::backward);
+      auto weight_key = by_tensor;
+      std::get<0>(weight_key) = Pass::backward;
+      if (weight && op.pass == Pass::backward && recompute_weight_gathers.contains(weight_key)) {
+        sharded.graph.add_edge(recompute_weight_gathers.at(weight_key), compute, "gathered");
+        continue;
+      }
       const OpGraph::Vertex gather = sharded.graph.add_op(std::move(part));
       sharded.graph.add_edge(gather, compute, "weight");
+      if (weight && op.pass == Pass::recompute) {
+        recompute_weight_gathers[weight_key] = gather;
+      }
       if (gradient) {
         // A gradient exists only once its producers ran: the gather waits for them (another
         // matmul may reuse it).
