@@ -78,8 +78,11 @@ TrainingMemory training_memory(const Scenario& scenario, const OpGraph& graph,
   memory.head = head;
   memory.layers = layers;
   memory.in_flight = in_flight;
-  const Bytes layer_stack = full ? layer_input * layers + per_layer : per_layer * layers;
-  memory.saved_activations = layer_stack * in_flight + head;
+  // Each microbatch in flight keeps its saved activations; full recomputation's working set
+  // (one layer's outputs, rebuilt in the backward) exists once: a device recomputes one layer
+  // of one microbatch at a time (issue 21 #4: it was counted per microbatch in flight).
+  memory.saved_activations = full ? layer_input * layers * in_flight + per_layer + head
+                                  : per_layer * layers * in_flight + head;
   return memory;
 }
 

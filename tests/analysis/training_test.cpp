@@ -441,3 +441,26 @@ TEST_CASE("a fused Adam moves 28 B per bf16 parameter", "[training]") {
   }
   CHECK(updates > 0);
 }
+
+TEST_CASE("full recomputation's working set is held once, not per microbatch in flight",
+          "[training][pipeline]") {
+  // The pp2_tp4 variant with full recomputation: 2 stages, 8 microbatches of 8 sequences, so
+  // min(m, p) = 2 microbatches in flight on the first stage. Each keeps its 16 layers' inputs:
+  // 8 × 4096 tokens × D 4096 × 2 B = 268,435,456 B per layer (whole on each tensor device
+  // without sequence parallelism) × 16 × 2 = 8,589,934,592 B. The recomputed layer's outputs
+  // exist once, while the backward runs that layer of one microbatch (issue 21 #4: they were
+  // counted per microbatch in flight, as if both recomputed at once).
+  rsim::Scenario scenario =
+      rsim::load_scenario(rsim::test::source_path("scenarios/llama3_8b_train_h100.yaml"),
+                          {{{"workload.recompute", "full"}}, "pp2_tp4"});
+  rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
+  const rsim::RunResult run = rsim::analyze(std::move(scenario), std::move(roofs));
+  REQUIRE(run.training_memory);
+  const auto& memory = *run.training_memory;
+  CHECK(memory.in_flight == 2.0);
+  CHECK(memory.layers == 16.0);
+  CHECK(memory.layer_saved.si() == Approx(268'435'456.0));
+  CHECK((memory.saved_activations - memory.recompute_working - memory.head).si() ==
+        Approx(268'435'456.0 * 16 * 2));
+  CHECK(memory.recompute_working.si() > 0.0);
+}
