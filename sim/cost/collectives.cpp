@@ -200,6 +200,33 @@ std::int64_t latency_steps(CollectiveKind kind, Topology topology, std::int64_t 
   return std::min(hops, floor);
 }
 
+constexpr std::size_t kMaxTorusAxes = 8;
+
+// A torus level with each mesh axis longer than the torus's side (wraparound_size) laid over the
+// torus's dimensions: 256 chips of a TPU v5e 16 × 16 slice are the axes {16, 16}, 64 of them
+// {16, 4} (issue 21 #3b: one ring of 256 had half the 2-D torus's bandwidth). The axes go to
+// `split`, which the returned level views; without a side the level is unchanged.
+Level torus_axes(const Level& level, std::array<std::int64_t, kMaxTorusAxes>& split) {
+  const std::int64_t side = level.tier.wraparound_size;
+  if (side < 2) {
+    return level;
+  }
+  std::size_t count = 0;
+  for (std::int64_t size : level.axes) {
+    while (size > side && size % side == 0 && count + 1 < split.size()) {
+      split[count++] = side;
+      size /= side;
+    }
+    if (count == split.size()) {
+      return level;  // more dimensions than any torus has: as the mesh gives them
+    }
+    split[count++] = size;
+  }
+  Level laid = level;
+  laid.axes = std::span<const std::int64_t>(split.data(), count);
+  return laid;
+}
+
 // collective_cost of one level: checked (InputError), then costed by its tier's topology.
 // `domain`: the devices the tier spans that the level must fit in (0: unbounded, or checked
 // by the caller).
@@ -213,6 +240,7 @@ CollectiveCost level_cost(const Level& level, std::int64_t domain, bool describe
     }
   }
   const std::int64_t devices = device_count(level.axes);
+  std::array<std::int64_t, kMaxTorusAxes> split{};
   if (level.collective.kind == CollectiveKind::send_recv && devices != 2) {
     throw InputError("send-recv is between 2 devices");
   }
@@ -220,8 +248,9 @@ CollectiveCost level_cost(const Level& level, std::int64_t domain, bool describe
     throw InputError(fmt::format("{} devices exceed the {} domain of {} devices", devices,
                                  level.tier.name, domain));
   }
-  CollectiveCost cost = level.tier.topology == Topology::torus ? torus_cost(level, describe)
-                                                               : switch_cost(level, describe);
+  CollectiveCost cost = level.tier.topology == Topology::torus
+                            ? torus_cost(torus_axes(level, split), describe)
+                            : switch_cost(level, describe);
   cost.bytes_per_device = bytes_sent_per_device(level);
   if (level.tier.hop_latency) {
     cost.latency_time = *level.tier.hop_latency *

@@ -201,3 +201,25 @@ TEST_CASE("GPU networks have latency: NCCL's per-step figure over a tree's steps
       rsim::collective_cost(collective(CollectiveKind::all_reduce, 1e3, {32}), tier_of(h100, "ib"))
           .latency_time.si() == Approx(10 * 2.7e-6));
 }
+
+TEST_CASE("a mesh axis of a whole v5e-256 slice runs over both torus dimensions", "[collectives]") {
+  // Issue 21 #3b. 256 chips on one mesh axis of a 16 × 16 v5e slice (tpu_v5e.yaml: wraparound on
+  // axes of 16) are the torus's two axes of 16, not one ring of 256: an all-gather moves V over
+  // both axes' bidirectional links at once, V / (2 axes × 2 × 4.5e10 B/s) = V / 1.8e11
+  // (sharding.md: several axes, V / Σ W_axis), in 8 + 8 hops; a ring of 256 would take V / 9e10 and
+  // 128 hops.
+  const auto v5e = rsim::test::preset_roofs("tpu_v5e");
+  const auto& ici = tier_of(v5e, "ici");
+  const double volume = 1e9;
+  const auto slice =
+      rsim::collective_cost(collective(CollectiveKind::all_gather, volume, {256}), ici);
+  CHECK(slice.bandwidth_time.si() == Approx(volume / 1.8e11));
+  CHECK(slice.hops == 16);
+  // The same as the mesh written as two axes of 16.
+  const auto two_axes =
+      rsim::collective_cost(collective(CollectiveKind::all_gather, volume, {16, 16}), ici);
+  CHECK(two_axes.time.si() == slice.time.si());
+  // An axis of 16 is one ring with wraparound: ⌊16/2⌋ = 8 hops, V / 9e10.
+  const auto row = rsim::collective_cost(collective(CollectiveKind::all_gather, volume, {16}), ici);
+  CHECK(row.bandwidth_time.si() == Approx(volume / 9e10));
+}
