@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/analysis/measured.hpp"
 
+#include "sim/base/csv.hpp"
 #include "sim/base/error.hpp"
 
 #include <fmt/format.h>
@@ -84,35 +85,6 @@ std::string units_of(MetricKind quantity) {
     }
   }
   return names;
-}
-
-// Splits one CSV line (RFC 4180 quoting: "a,b" is one field, "" inside quotes is a quote).
-std::vector<std::string> split_csv(const std::string& line, const std::string& file, int number) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (std::size_t index = 0; index < line.size(); ++index) {
-    const char character = line[index];
-    if (quoted) {
-      if (character == '"' && index + 1 < line.size() && line[index + 1] == '"') {
-        fields.back() += '"';
-        ++index;
-      } else if (character == '"') {
-        quoted = false;
-      } else {
-        fields.back() += character;
-      }
-    } else if (character == '"') {
-      quoted = true;
-    } else if (character == ',') {
-      fields.emplace_back();
-    } else if (character != '\r') {
-      fields.back() += character;
-    }
-  }
-  if (quoted) {
-    fail(file, number, "a quoted field is not closed");
-  }
-  return fields;
 }
 
 struct Columns {

@@ -88,4 +88,16 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
   }
 }
 
+void apply_calibration(const std::filesystem::path& path, HardwareSpec& spec, ConfigFiles* files) {
+  const ConfigNode document = load_config_file(path, files);
+  document.allow_only({"hardware", "efficiency"});
+  if (const ConfigNode* hardware = document.find("hardware")) {
+    if (hardware->as_string() != spec.name) {
+      hardware->fail(
+          fmt::format("a calibration of '{}' applied to '{}'", hardware->as_string(), spec.name));
+    }
+  }
+  parse_efficiency(document.at("efficiency"), spec);
+}
+
 }  // namespace rsim

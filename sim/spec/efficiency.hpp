@@ -3,7 +3,10 @@
 // A hardware's `efficiency:` section: what real kernels and collectives reach of its roofs, each
 // figure with its source. The expected time (sim/cost/expected.hpp) reads them; the bounds never.
 
+#include "sim/spec/config.hpp"
 #include "sim/spec/hardware.hpp"
+
+#include <filesystem>
 
 namespace rsim {
 
@@ -17,5 +20,12 @@ namespace rsim {
 /// A path or tier the hardware lacks, a fraction outside (0, 1] and a figure without `source` or
 /// `derived` are ConfigErrors at their file:line:col.
 void parse_efficiency(const ConfigNode& node, HardwareSpec& spec);
+
+/// Applies a calibration overlay (what `rsim calibrate` writes) over the spec's efficiencies:
+///   hardware: NVIDIA H100 SXM5 80GB     # optional: must be the spec's name
+///   efficiency: {compute: {bf16: {fraction: 0.74, derived: "rsim calibrate: …"}}}
+/// Errors (a missing file, another hardware, a bad figure) name the overlay's file:line.
+void apply_calibration(const std::filesystem::path& path, HardwareSpec& spec,
+                       ConfigFiles* files = nullptr);
 
 }  // namespace rsim

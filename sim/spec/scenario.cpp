@@ -3,6 +3,7 @@
 
 #include "sim/base/error.hpp"
 #include "sim/spec/config.hpp"
+#include "sim/spec/efficiency.hpp"
 #include "sim/spec/model_files.hpp"
 #include "sim/spec/presets.hpp"
 
@@ -440,9 +441,9 @@ void pad_vocabulary(Scenario& scenario) {
 Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides,
                        ConfigFiles* files) {
   ConfigNode document = load_config_file(path, files);
-  document.allow_only({"name", "hardware", "mode", "model", "workload", "precision", "fusion",
-                       "per_batch_weights", "plan", "tiles", "host_share", "reference", "sweep",
-                       "variants"});
+  document.allow_only({"name", "hardware", "calibration", "mode", "model", "workload", "precision",
+                       "fusion", "per_batch_weights", "plan", "tiles", "host_share", "reference",
+                       "sweep", "variants"});
   const ConfigNode* variants = document.find("variants");
   const std::vector<std::string> names = variant_names(variants);
   ConfigNode variant_node;
@@ -465,6 +466,20 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   scenario.variant_names = names;
   scenario.name = document.at("name").as_string();
   scenario.hardware = load_hardware(resolve_node(document.at("hardware"), "hardware"), files);
+  if (const ConfigNode* calibration = document.find("calibration")) {
+    // An overlay of fitted efficiencies (`rsim calibrate`), relative to the file naming it.
+    std::filesystem::path overlay = calibration->as_string();
+    if (overlay.is_relative()) {
+      overlay = std::filesystem::path(calibration->mark().file).parent_path() / overlay;
+    }
+    try {
+      apply_calibration(overlay, scenario.hardware, files);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const InputError& error) {
+      calibration->fail(error.what());
+    }
+  }
   scenario.mode = scenario.hardware.default_mode;
   if (const ConfigNode* mode = document.find("mode")) {
     scenario.mode = mode->as_string();

@@ -149,9 +149,12 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
        "--rank-by fastest: expected lower, expected or upper"},
       {{"sweep", scenario("llama3_70b_tp8_h100"), "--rank-by", "best"},
        "--rank-by best: expected lower, expected or upper"},
+      {{"calibrate", "no/such/measurements.csv"}, "no/such/measurements.csv: error: cannot open"},
+      {{"run", scenario("pi05_thor"), "--calibration", "no/such/overlay.yaml"},
+       "no/such/overlay.yaml"},
       {{"frobnicate"},
        "unknown command 'frobnicate' (commands: run, whatif, compare, sweep, search, threshold, "
-       "roofs, matmul, collective, import-hf, validate)"},
+       "roofs, matmul, collective, import-hf, validate, calibrate)"},
   };
   for (const Case& test : cases) {
     INFO(test.args.front() << " " << (test.args.size() > 1 ? test.args[1] : ""));

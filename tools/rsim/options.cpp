@@ -2,6 +2,7 @@
 #include "options.hpp"
 
 #include "sim/base/error.hpp"
+#include "sim/spec/efficiency.hpp"
 #include "sim/spec/presets.hpp"
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 
 namespace rsim::cli {
 
@@ -21,6 +23,9 @@ void add_roof_options(CLI::App& command, RoofOptions& options) {
       "Override a memory bandwidth: TIER=RATE, e.g. hbm=8.1e11 or dram=\"200 GB/s\"");
   command.add_option("--format", options.format, "Output format")
       ->check(CLI::IsMember({"table", "json", "csv"}));
+  command.add_option("--calibration", options.calibration,
+                     "Apply fitted efficiencies (the YAML rsim calibrate writes) to the expected "
+                     "time");
 }
 
 std::pair<std::string, double> parse_assignment(const std::string& flag, const std::string& text,
@@ -59,7 +64,10 @@ RoofOverrides parse_overrides(const RoofOptions& options) {
 }
 
 Roofs load_roofs(const std::string& hardware, const RoofOptions& options) {
-  const HardwareSpec spec = load_hardware(find_preset(hardware, "hardware", {}));
+  HardwareSpec spec = load_hardware(find_preset(hardware, "hardware", {}));
+  if (!options.calibration.empty()) {
+    apply_calibration(options.calibration, spec);
+  }
   return resolve_roofs(spec, options.mode, parse_overrides(options));
 }
 
@@ -98,6 +106,11 @@ ScenarioOverrides scenario_overrides(const ScenarioOptions& options) {
   if (!options.plan.empty()) {
     overrides.sets.emplace_back("plan.preset", options.plan);
   }
+  if (!options.roofs.calibration.empty()) {
+    // Relative to the working directory, as every path on the command line.
+    overrides.sets.emplace_back("calibration",
+                                std::filesystem::absolute(options.roofs.calibration).string());
+  }
   return overrides;
 }
 
@@ -114,6 +127,7 @@ std::vector<std::string> run_arguments(const ScenarioOptions& options) {
       args.push_back(value);
     }
   };
+  add("--calibration", options.roofs.calibration);
   add("--mode", options.roofs.mode);
   for (const std::string& peak : options.roofs.peaks) {
     add("--peak", peak);

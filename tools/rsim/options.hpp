@@ -18,6 +18,7 @@ class App;
 namespace rsim::cli {
 
 struct RoofOptions {
+  std::string calibration;  ///< --calibration: an overlay of fitted efficiencies (rsim calibrate)
   std::string mode;
   std::vector<std::string> peaks;
   std::vector<std::string> bandwidths;

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+// rsim calibrate: known efficiencies recovered from synthetic GEMM measurements, and the overlay
+// it writes applied back.
+#include "sim/explore/calibrate.hpp"
+
+#include "run_fixture.hpp"
+#include "sim/base/error.hpp"
+#include "sim/report/calibration_report.hpp"
+#include "sim/spec/efficiency.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+// A file under the system's temporary folder, removed when the test ends.
+struct TemporaryFile {
+  explicit TemporaryFile(const std::string& name)
+      : path(std::filesystem::temp_directory_path() / name) {}
+  ~TemporaryFile() { std::filesystem::remove(path); }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  std::filesystem::path path;
+};
+
+}  // namespace
+
+TEST_CASE("calibrate recovers known efficiencies from synthetic GEMM times", "[calibrate]") {
+  // Synthetic H100 bf16 measurements made with η_bf16 = 0.7 of 989.4 TFLOP/s, η_hbm = 0.8 of
+  // 3.35 TB/s and a 4 µs launch gap (the preset says 0.80, 0.89 and 2.5 µs):
+  //   compute-bound b×d×f: 2·b·d·f / 989.4e12 / 0.7 + 4 µs;
+  //   memory-bound GEMVs 1×d×f: 2 B·(d + d·f + f) / 3.35e12 / 0.8 + 4 µs (each operand once).
+  const auto compute = [](double b, double d, double f) {
+    return 2.0 * b * d * f / 989.4e12 / 0.7 + 4e-6;
+  };
+  const auto memory = [](double d, double f) {
+    return 2.0 * (d + d * f + f) / 3.35e12 / 0.8 + 4e-6;
+  };
+  TemporaryFile csv("rsim_calibrate_test.csv");
+  {
+    std::ofstream out(csv.path);
+    out << "hardware,b,d,f,dtype,measured_s\n";
+    for (const int size : {2048, 4096, 8192}) {
+      out << fmt::format("h100_sxm,{0},{0},{0},bf16,{1:.17g}\n", size, compute(size, size, size));
+    }
+    for (const auto& [d, f] : {std::pair{4096, 4096}, {8192, 8192}, {8192, 28672}}) {
+      out << fmt::format("h100_sxm,1,{},{},bf16,{:.17g}\n", d, f, memory(d, f));
+    }
+  }
+  const rsim::CalibrationResult result = rsim::calibrate(csv.path);
+  CHECK(result.hardware == "NVIDIA H100 SXM5 80GB");
+  REQUIRE(result.rows.size() == 6);
+  const auto fitted = [&](const std::string& key) {
+    for (const auto& parameter : result.parameters) {
+      if (parameter.key == key) {
+        return parameter.after;
+      }
+    }
+    FAIL("no parameter " << key);
+    return 0.0;
+  };
+  CHECK(fitted("compute.bf16") == Approx(0.7).epsilon(1e-6));
+  CHECK(fitted("memory.hbm") == Approx(0.8).epsilon(1e-6));
+  CHECK(fitted("kernel_overhead") == Approx(4e-6).epsilon(1e-6));
+  CHECK(result.parameters.size() == 3);  // the on-chip tiers never bind: not fitted
+  CHECK(result.rms_after < 1e-6);
+  CHECK(result.rms_before > 0.05);
+  // The overlay, applied to the preset, gives those times back.
+  TemporaryFile overlay("rsim_calibrate_test.yaml");
+  {
+    std::ofstream out(overlay.path);
+    rsim::write_calibration_yaml(out, result);
+  }
+  auto spec = rsim::load_hardware(rsim::test::source_path("hardware/h100_sxm.yaml"));
+  rsim::apply_calibration(overlay.path, spec);
+  const auto bf16 = std::find_if(spec.compute.begin(), spec.compute.end(),
+                                 [](const auto& path) { return path.name == "bf16"; });
+  REQUIRE(bf16 != spec.compute.end());
+  CHECK(bf16->efficiency == Approx(0.7).epsilon(1e-5));
+  CHECK(spec.memory.front().efficiency == Approx(0.8).epsilon(1e-5));
+  CHECK(spec.kernel_overhead.si() == Approx(4e-6).epsilon(1e-5));
+  // An overlay fitted for one hardware refuses another.
+  auto v5e = rsim::load_hardware(rsim::test::source_path("hardware/tpu_v5e.yaml"));
+  CHECK_THROWS_WITH(rsim::apply_calibration(overlay.path, v5e),
+                    Catch::Contains("a calibration of 'NVIDIA H100 SXM5 80GB' applied to"));
+}
+
+TEST_CASE("calibrate refuses what it cannot fit, naming the line", "[calibrate]") {
+  TemporaryFile csv("rsim_calibrate_bad.csv");
+  const auto error_of = [&](const std::string& text) {
+    {
+      std::ofstream out(csv.path);
+      out << text;
+    }
+    try {
+      rsim::calibrate(csv.path);
+    } catch (const rsim::InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("(no error)");
+  };
+  CHECK_THAT(error_of("kernel,seconds\nx,1\n"), Catch::Contains(":1: error: header"));
+  CHECK_THAT(error_of("hardware,b,d,f,dtype,measured_s\nh100_sxm,8,8,8,bf16,-1\n"),
+             Catch::Contains(":2: error: measured_s '-1': expected a positive number"));
+  CHECK_THAT(error_of("hardware,b,d,f,dtype,measured_s\nh100_sxm,8,8,8,bf99,1e-5\n"),
+             Catch::Contains(":2: error: dtype 'bf99'"));
+  CHECK_THAT(error_of("hardware,b,d,f,dtype,measured_s\nh100_sxm,8,8,8,bf16,1e-5\n"
+                      "tpu_v5e,8,8,8,bf16,1e-5\n"),
+             Catch::Contains(":3: error: runs on"));
+  // One GEMM moves two parameters (its roof and the launch gap).
+  CHECK_THAT(error_of("hardware,b,d,f,dtype,measured_s\nh100_sxm,4096,4096,4096,bf16,2e-4\n"),
+             Catch::Contains("1 measurements cannot fit the 2 parameters"));
+  CHECK_THAT(
+      error_of("scenario,set,measured_s\n" +
+               rsim::test::source_path("scenarios/llama3_8b_train_h100.yaml").string() + ",,1.0\n"),
+      Catch::Contains(":2: error:"));
+}

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+#include "sim/explore/calibrate.hpp"
+
+#include "commands/commands.hpp"
+#include "output.hpp"
+#include "sim/base/error.hpp"
+#include "sim/report/calibration_report.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+namespace rsim::cli {
+namespace {
+
+struct CalibrateOptions {
+  std::string csv;
+  std::string output;
+  std::string format = "table";
+};
+
+int calibrate_command(const CalibrateOptions& options, std::ostream& out) {
+  const CalibrationResult result = calibrate(options.csv);
+  if (!options.output.empty()) {
+    std::ofstream file(options.output);
+    write_calibration_yaml(file, result);
+    file.close();
+    if (!file) {
+      throw InputError(fmt::format("--output {}: cannot write the file", options.output));
+    }
+  }
+  return emit(
+      options.format, out, [&] { return calibration_to_json(result); },
+      [&](std::ostream& stream) { write_calibration_text(stream, result); },
+      [&](std::ostream& stream) {
+        write_calibration_text(stream, result);
+        if (options.output.empty()) {
+          stream << "\nThe overlay (--output FILE writes it; --calibration FILE applies it):\n\n";
+          write_calibration_yaml(stream, result);
+        } else {
+          stream << fmt::format("\nWrote {}: apply it with --calibration {}.\n", options.output,
+                                options.output);
+        }
+      });
+}
+
+}  // namespace
+
+Command add_calibrate_command(CLI::App& app) {
+  const auto options = std::make_shared<CalibrateOptions>();
+  CLI::App* command = app.add_subcommand(
+      "calibrate",
+      "Fit a hardware's efficiencies (the expected time's fractions of its roofs, kernel "
+      "overhead, collective latency) to measured times by least squares");
+  command
+      ->add_option("CSV", options->csv,
+                   "Measurements: hardware,b,d,f,dtype,measured_s (GEMMs) or "
+                   "scenario,set,measured_s (prefills and decode steps)")
+      ->required();
+  command->add_option("--output", options->output,
+                      "Write the fitted efficiencies as a YAML overlay for --calibration");
+  command->add_option("--format", options->format, "Output format")
+      ->check(CLI::IsMember({"table", "json"}));
+  return {command,
+          [options](std::ostream& out, std::ostream&) { return calibrate_command(*options, out); }};
+}
+
+}  // namespace rsim::cli
