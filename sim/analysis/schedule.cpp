@@ -17,6 +17,15 @@ void RowSums::add(const CostTable& table, std::size_t row, double row_time, doub
 
 namespace {
 
+// The largest share of compute a collective on `network` ("nvlink+ib") takes while it overlaps.
+double usage_of(const Roofs& roofs, std::string_view network) {
+  double usage = 0.0;
+  for (const NetworkTier* tier : roofs.find_networks(network)) {
+    usage = std::max(usage, tier->processor_usage);
+  }
+  return usage;
+}
+
 // Whether a collective on `network` ("nvlink", "nvlink+ib") runs on the innermost tier alone.
 bool innermost_only(const Roofs& roofs, std::string_view network) {
   const std::vector<const NetworkTier*> tiers = roofs.find_networks(network);
@@ -75,12 +84,14 @@ ScheduleInputs view_inputs(const Scenario& scenario, const OpGraph& graph, const
          op.collective.kind == CollectiveKind::reduce_scatter) &&
         innermost_only(roofs, op.network)) {
       group.tensor_collectives += row_lower;
+      inputs.tensor_usage = std::max(inputs.tensor_usage, usage_of(roofs, op.network));
     }
     if (op.kind == OpKind::matmul) {
       group.matmuls += row_lower;
     }
     if (collective && op.role == CollectiveRole::weight_gather) {
       group.weight_gathers += row_lower;
+      inputs.weights_usage = std::max(inputs.weights_usage, usage_of(roofs, op.network));
     }
     if (!collective) {
       group.device += row_lower;
@@ -90,6 +101,7 @@ ScheduleInputs view_inputs(const Scenario& scenario, const OpGraph& graph, const
         (op.collective.kind == CollectiveKind::all_reduce ||
          op.collective.kind == CollectiveKind::reduce_scatter)) {
       inputs.gradients.add(table, row, row_time, network_time);
+      inputs.gradient_usage = std::max(inputs.gradient_usage, usage_of(roofs, op.network));
     }
     if (!collective && op.pass == Pass::backward) {
       inputs.backward_device +=
@@ -234,8 +246,15 @@ StepTimes schedule_step(const ScheduleInputs& in, const Training& choice) {
   // them; the upper bound adds them). The tensor and the gradient overlaps each hide network
   // time under device work; where both axes share a link their traffic is not summed against it
   // (a lower bound may take both).
-  const double forward_time = std::max(forward_ops - hidden_f - gathers_f, host_forward);
-  const double backward_time = std::max(backward_ops - hidden_b - gathers_b, host_backward);
+  // A hidden collective still takes its tier's share of the compute while it runs (its kernels
+  // occupy SMs: Calculon's processor_usage, Isaev et al. 2023), so a pass saves
+  // hidden × (1 − usage), not all of it.
+  const double saved_forward =
+      hidden_f * (1.0 - in.tensor_usage) + gathers_f * (1.0 - in.weights_usage);
+  const double saved_backward =
+      hidden_b * (1.0 - in.tensor_usage) + gathers_b * (1.0 - in.weights_usage);
+  const double forward_time = std::max(forward_ops - saved_forward, host_forward);
+  const double backward_time = std::max(backward_ops - saved_backward, host_backward);
   const double optimizer_time = std::max(in.optimizer_lower, host_optimizer);
   const double pipelined_change = (forward_time - forward_ops) + (backward_time - backward_ops);
   const double bubble = (in.work.lower + pipelined_change + extra * in.sends.lower) * idle;
@@ -249,7 +268,8 @@ StepTimes schedule_step(const ScheduleInputs& in, const Training& choice) {
   // The hidden reductions shorten the backward pass, down to its host transfers.
   const double gradient_change =
       choice.overlap_gradients
-          ? std::max(backward_ops - hidden_b - gathers_b - gradients_hidden, host_backward) -
+          ? std::max(backward_ops - saved_backward - gradients_hidden * (1.0 - in.gradient_usage),
+                     host_backward) -
                 backward_time
           : 0.0;
   out.step_lower = ops_lower + pipelined_change + gradient_change +

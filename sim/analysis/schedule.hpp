@@ -60,9 +60,15 @@ struct OffloadBytes {
 /// Everything of one costing (at one chunk per stage, nothing overlapped or offloaded) that a
 /// schedule reads: what every schedule choice of the same plan shape derives from.
 struct ScheduleInputs {
-  RowSums sends;                 ///< the stage-boundary sends
-  RowSums work;                  ///< every row but the optimizer's
-  RowSums gradients;             ///< the data axis's weight-gradient reductions
+  RowSums sends;      ///< the stage-boundary sends
+  RowSums work;       ///< every row but the optimizer's
+  RowSums gradients;  ///< the data axis's weight-gradient reductions
+  /// The share of the device's compute the hidden collectives take while they run under it
+  /// (NetworkTier::processor_usage of their tier; the largest over several tiers): the tensor
+  /// axis's, the gradient reductions' and the weight gathers'.
+  double tensor_usage = 0.0;
+  double gradient_usage = 0.0;
+  double weights_usage = 0.0;
   double backward_device = 0.0;  ///< the backward pass's device work (Σ max(T_math, T_mem))
   PassSums forward;
   PassSums backward;  ///< with the recomputation

@@ -197,19 +197,24 @@ class TrainingSearcher {
     Plan plan;
     // A vocabulary that does not divide over t is padded as Megatron-LM pads it (to a multiple
     // of 128·t, --make-vocab-size-divisible-by 128), so the LM head still splits.
-    const bool vocab_padded = context_.vocab > 0 && context_.vocab % shape.tensor != 0;
+    // The scenario's own padding carries to every plan; without one, only where t needs it.
+    const std::int64_t padding = context_.scenario.plan.vocab_padding > 0
+                                     ? context_.scenario.plan.vocab_padding
+                                     : kMegatronVocabPadding;
+    const bool vocab_padded = context_.vocab > 0 && (context_.scenario.plan.vocab_padding > 0 ||
+                                                     context_.vocab % shape.tensor != 0);
     // The plan as `rsim run --set plan=…` takes it (run_args); parse_plan makes of it what
     // make_plan makes of the axes.
     const std::string plan_text =
         fmt::format("{{preset: {}, mesh: {{{}}}{}{}}}", shape.preset(), mesh.parse,
-                    vocab_padded ? fmt::format(", vocab_padding: {}", kMegatronVocabPadding) : "",
+                    vocab_padded ? fmt::format(", vocab_padding: {}", padding) : "",
                     shape.zero_stage == 1 || shape.zero_stage == 2
                         ? fmt::format(", zero_stage: {}", shape.zero_stage)
                         : std::string());
     try {
       plan = make_plan(shape.preset(), mesh.axes, context_.scenario.hardware, Rules{},
                        shape.zero_stage == 1 || shape.zero_stage == 2 ? shape.zero_stage : 0);
-      plan.vocab_padding = vocab_padded ? kMegatronVocabPadding : 0;
+      plan.vocab_padding = vocab_padded ? padding : 0;
     } catch (const PlanError& error) {
       reject_all(kMeshReason, error.what());
       return result;
@@ -463,7 +468,9 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
   SearchContext context{scenario, roofs, devices,    1,   0,   0.0, 0.0,
                         0.0,      0.0,   Bytes(0.0), 0.0, 0.0, true};
   context.layers = stage.component.num_layers;
-  context.vocab = stage.component.vocab_size;
+  // The model's own vocabulary: each plan pads it as that plan's tensor axis needs.
+  context.vocab = stage.component.unpadded_vocab_size > 0 ? stage.component.unpadded_vocab_size
+                                                          : stage.component.vocab_size;
   context.parameters = static_cast<double>(count_parameters(scenario.model).total());
   context.weight_bytes = bytes_per_element(scenario.precision.weights);
   context.gradient_bytes = bytes_per_element(gradient_dtype(scenario.precision));

@@ -75,13 +75,20 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
   }
   if (const ConfigNode* network = node.find("network")) {
     for (const ConfigNode::Entry& entry : network->entries()) {
-      entry.value.allow_only({"fraction", "latency", "source", "derived"});
+      entry.value.allow_only({"fraction", "latency", "processor_usage", "source", "derived"});
       NetworkTier& tier = named(spec.network, entry, "network tier");
       if (const ConfigNode* fraction = entry.value.find("fraction")) {
         tier.efficiency = parse_fraction(*fraction);
       }
       if (const ConfigNode* latency = entry.value.find("latency")) {
         tier.call_latency = Seconds(latency->as_quantity(Dimension::seconds));
+      }
+      if (const ConfigNode* usage = entry.value.find("processor_usage")) {
+        const double share = usage->as_number();
+        if (!(share >= 0.0 && share < 1.0)) {
+          usage->fail(fmt::format("a share of the device's compute in [0, 1), got {}", share));
+        }
+        tier.processor_usage = share;
       }
       parse_provenance(entry.value);
     }

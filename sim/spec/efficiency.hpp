@@ -16,7 +16,7 @@ namespace rsim {
 ///     compute: {bf16: {fraction: 0.80, source: …}}
 ///     attention: {forward: {fraction: 0.73, source: …}, backward: {fraction: 0.63, source: …}}
 ///     memory:  {hbm: {fraction: 0.89, source: …}}
-///     network: {nvlink: {fraction: 0.82, latency: 6.6 us, source: …}}
+///     network: {nvlink: {fraction: 0.82, latency: 6.6 us, processor_usage: 0.15, source: …}}
 /// A path or tier the hardware lacks, a fraction outside (0, 1] and a figure without `source` or
 /// `derived` are ConfigErrors at their file:line:col.
 void parse_efficiency(const ConfigNode& node, HardwareSpec& spec);

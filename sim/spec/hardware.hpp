@@ -87,6 +87,10 @@ struct NetworkTier {
   double efficiency = 1.0;
   /// A collective call's fixed latency α, before its steps (NCCL's base latency): expected time.
   Seconds call_latency;
+  /// The fraction of the device's compute a collective on this tier takes while it runs under
+  /// compute (its kernels occupy SMs: Calculon's `processor_usage`); the expected time adds
+  /// this share of every hidden collective's time back (`efficiency.network.TIER`).
+  double processor_usage = 0.0;
 };
 
 /// A power/clock mode: explicit peaks and bandwidths, else peaks scaled by clock / base clock.

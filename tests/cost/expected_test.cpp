@@ -107,6 +107,8 @@ TEST_CASE("efficiency figures are checked: fraction, names, source", "[expected]
   CHECK_THAT(error_of("efficiency.network.ici.fraction", "0.5"),
              Catch::Contains("no network tier 'ici' (it has: nvlink, ib)"));
   CHECK_THAT(error_of("efficiency.kernel_overhead.time", "fast"), Catch::Contains("time"));
+  CHECK_THAT(error_of("efficiency.network.nvlink.processor_usage", "1.5"),
+             Catch::Contains("a share of the device's compute in [0, 1), got 1.5"));
 }
 
 TEST_CASE("fused attention reaches its own fraction of the peak, per pass", "[expected]") {

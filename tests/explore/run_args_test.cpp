@@ -78,6 +78,13 @@ TEST_CASE("run_args reproduce the GPT-3 175B search's best plans bit for bit",
   for (const TrainingCandidate& candidate : result.ranked) {
     check_reproduced("gpt3_175b_train_h100", candidate);
   }
+  // Issue 21: the best plan keeps its tensor axis inside an NVLink node (t16 over nvlink+ib,
+  // its collectives hidden under the matmuls, ranked first before collective matmuls were held
+  // to the NVLink domain).
+  const TrainingCandidate& best = result.ranked.front();
+  CHECK(best.plan.tensor <= 8);
+  CHECK(best.mesh.find("model: \"" + std::to_string(best.plan.tensor) + " over nvlink\"") !=
+        std::string::npos);
 }
 
 TEST_CASE("run_args reproduce the Llama 3 8B search's plans: overlaps, interleave, offload",
