@@ -438,12 +438,21 @@ void pad_vocabulary(Scenario& scenario) {
   }
 }
 
-Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides,
-                       ConfigFiles* files) {
-  ConfigNode document = load_config_file(path, files);
+namespace {
+
+// A scenario file's top-level keys.
+void allow_scenario_keys(const ConfigNode& document) {
   document.allow_only({"name", "hardware", "calibration", "mode", "model", "workload", "precision",
                        "fusion", "per_batch_weights", "plan", "tiles", "host_share", "reference",
                        "sweep", "variants"});
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides,
+                       ConfigFiles* files) {
+  ConfigNode document = load_config_file(path, files);
+  allow_scenario_keys(document);
   const ConfigNode* variants = document.find("variants");
   const std::vector<std::string> names = variant_names(variants);
   ConfigNode variant_node;
@@ -460,6 +469,9 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   for (const auto& [key, value] : overrides.sets) {
     document.set_path(key, value, SourceMark{"--set " + key, 0, 0});
   }
+  // Again, now with the --set keys: a top-level key they add is checked like the file's
+  // (`--set preicsion=fp8` ran bf16 silently).
+  allow_scenario_keys(document);
   Scenario scenario;
   scenario.file = path.string();
   scenario.variant = overrides.variant;

@@ -127,6 +127,9 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
       {{"run", scenario("pi05_thor"), "--set", "workload.batch=0"},
        "--set workload.batch: error: 'workload.batch': expected a whole number ≥ 1"},
       {{"run", scenario("pi05_thor"), "--explain", "no_such_op"}, "--explain no_such_op"},
+      // Issue 23 #6: a misspelt top-level key through --set ran the file's value silently.
+      {{"run", scenario("pi05_thor"), "--set", "preicsion=fp8"},
+       "--set preicsion: error: unknown key 'preicsion' (expected one of: name, hardware"},
       {{"run", scenario("llama3_8b_h100"), "--set", "workload.batch=4000000000000000"},
        "has more than 2^63 elements"},
       {{"roofs", "no_such_chip"}, "no hardware preset or file 'no_such_chip'"},
