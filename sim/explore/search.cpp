@@ -187,13 +187,28 @@ RejectionReason rejection_reason(PlanProblem problem) {
 }
 
 std::vector<std::int64_t> divisors(std::int64_t value) {
-  std::vector<std::int64_t> result;
-  for (std::int64_t divisor = 1; divisor <= value; ++divisor) {
+  // Pairs d and value/d up to √value: 2^24 devices take 4,096 steps, not 16.7 million.
+  std::vector<std::int64_t> small;
+  std::vector<std::int64_t> large;
+  for (std::int64_t divisor = 1; divisor <= value / divisor; ++divisor) {
     if (value % divisor == 0) {
-      result.push_back(divisor);
+      small.push_back(divisor);
+      if (divisor != value / divisor) {
+        large.push_back(value / divisor);
+      }
     }
   }
-  return result;
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+void check_search_devices(std::int64_t devices) {
+  if (devices < 1 || devices > kMaxSearchDevices) {
+    throw InputError(fmt::format(
+        "--devices {}: expected a whole number from 1 to {} (the largest clusters hold about "
+        "10^5 accelerators)",
+        devices, kMaxSearchDevices));
+  }
 }
 
 std::optional<SearchObjective> parse_search_objective(std::string_view name) {
@@ -206,9 +221,7 @@ std::string_view to_string(SearchObjective objective) {
 
 SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int64_t devices,
                           SearchObjective objective, RankBy rank_by) {
-  if (devices < 1) {
-    throw InputError(fmt::format("--devices {}: expected a whole number ≥ 1", devices));
-  }
+  check_search_devices(devices);
   if (devices > 1 && roofs.network.empty()) {
     throw InputError(fmt::format("{} has no network tier to spread a plan over", roofs.hardware));
   }

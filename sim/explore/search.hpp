@@ -77,6 +77,11 @@ struct SearchResult {
 /// The divisors of `value` ≥ 1, ascending (the degrees a mesh axis of `value` devices can take).
 std::vector<std::int64_t> divisors(std::int64_t value);
 
+/// The most devices a search plans for: 2^24 (a search enumerates every split of them).
+inline constexpr std::int64_t kMaxSearchDevices = std::int64_t{1} << 24;
+/// InputError naming --devices unless 1 ≤ devices ≤ kMaxSearchDevices.
+void check_search_devices(std::int64_t devices);
+
 SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int64_t devices,
                           SearchObjective objective, RankBy rank_by = RankBy::expected);
 

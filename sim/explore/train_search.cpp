@@ -458,9 +458,7 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
   if (scenario.workload.phase != Phase::train) {
     throw InputError("a training plan search needs a scenario with workload phase: train");
   }
-  if (devices < 1) {
-    throw InputError(fmt::format("--devices {}: expected a whole number ≥ 1", devices));
-  }
+  check_search_devices(devices);
   if (devices > 1 && roofs.network.empty()) {
     throw InputError(fmt::format("{} has no network tier to spread a plan over", roofs.hardware));
   }

@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 namespace {
 
 rsim::SearchResult search(const std::string& name, std::int64_t devices,
@@ -117,4 +119,21 @@ TEST_CASE("rank-by: a search orders the plans by the time it names", "[search]")
   CHECK(orders[0] != orders[2]);
   CHECK(rsim::parse_rank_by("fastest") == std::nullopt);
   CHECK(rsim::parse_rank_by("upper") == rsim::RankBy::upper);
+}
+
+TEST_CASE("divisors pair up to the square root; a search refuses a runaway device count",
+          "[search]") {
+  CHECK(rsim::divisors(1) == std::vector<std::int64_t>{1});
+  CHECK(rsim::divisors(36) == std::vector<std::int64_t>{1, 2, 3, 4, 6, 9, 12, 18, 36});
+  CHECK(rsim::divisors(97) == std::vector<std::int64_t>{1, 97});
+  const auto powers = rsim::divisors(std::int64_t{1} << 24);
+  REQUIRE(powers.size() == 25);  // 2^0 … 2^24
+  CHECK(powers.back() == std::int64_t{1} << 24);
+  CHECK(std::is_sorted(powers.begin(), powers.end()));
+  // Issue 23 #5: --devices 4611686018427387904 ran trial division for ever (2^30 took 13 s).
+  CHECK_THROWS_WITH(rsim::check_search_devices(std::int64_t{1} << 62),
+                    Catch::Contains("--devices 4611686018427387904: expected a whole number "
+                                    "from 1 to 16777216"));
+  CHECK_THROWS_WITH(rsim::check_search_devices(0), Catch::Contains("--devices 0"));
+  CHECK_NOTHROW(rsim::check_search_devices(16384));
 }
