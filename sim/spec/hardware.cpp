@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace rsim {
 
@@ -425,6 +426,28 @@ Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode_name,
   }
   apply_overrides(roofs, mode->overrides, spec.name);
   apply_overrides(roofs, overrides, spec.name);
+  // A roof below 1 FLOP/s or 1 B/s (a denormal --peak, a clock ratio that overflows) is no roof:
+  // its times would be inf or NaN in every output (issue 23 #3).
+  const auto check = [&](std::string_view what, const std::string& name, double value,
+                         std::string_view unit) {
+    if (!(std::isfinite(value) && value >= 1.0)) {
+      throw InputError(fmt::format(
+          "{} mode {}: {} '{}' at {:g} {}: expected a finite roof of at least 1 {} (set by the "
+          "hardware, its mode, or --peak / --bandwidth)",
+          spec.name, roofs.mode, what, name, value, unit, unit));
+    }
+  };
+  for (const ComputePath& path : roofs.compute) {
+    check("compute path", path.name, path.peak.si(), "FLOP/s");
+  }
+  for (const MemoryTier& tier : roofs.memory) {
+    if (tier.bandwidth) {
+      check("memory tier", tier.name, tier.bandwidth->si(), "B/s");
+    }
+  }
+  for (const NetworkTier& tier : roofs.network) {
+    check("network tier", tier.name, tier.bandwidth.si(), "B/s");
+  }
   return roofs;
 }
 

@@ -133,6 +133,12 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
       {{"run", scenario("llama3_8b_h100"), "--set", "workload.batch=4000000000000000"},
        "has more than 2^63 elements"},
       {{"roofs", "no_such_chip"}, "no hardware preset or file 'no_such_chip'"},
+      // Issue 23 #1 and #3: a denormal peak put ±inf into the chart's axis (gigabytes, exit 1)
+      // and inf / NaN into every time.
+      {{"roofs", "h100_sxm", "--peak", "bf16=5e-324", "--plot", "-"},
+       "compute path 'bf16' at 4.94066e-324 FLOP/s: expected a finite roof of at least 1 FLOP/s"},
+      {{"run", scenario("pi05_thor"), "--bandwidth", "dram=1e-5"},
+       "memory tier 'dram' at 1e-05 B/s: expected a finite roof of at least 1 B/s"},
       {{"matmul", "--hardware", "tpu_v5e", "--b", "1", "--d", "8", "--f", "8", "--dtype", "fp8"},
        "compute path 'fp8'"},
       {{"matmul", "--hardware", "tpu_v5e", "--b", "1", "--d", "8", "--f", "8", "--dtype", "fp9"},

@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <sstream>
 
 namespace {
@@ -267,4 +268,21 @@ TEST_CASE("a D-sharded matmul sits at D/2 FLOP per network byte, left of the ICI
   CHECK(chart.points[1].bound == rsim::Bound::network);
   CHECK(chart.points[1].intensity < 1.97e14 / 4.5e10);
   CHECK(chart.points[1].label == "matmul: 4096 FLOP per ici byte sent");
+}
+
+TEST_CASE("a log axis with a zero or infinite bound lists a double's decades at most", "[chart]") {
+  // Issue 23 #1: log10 of 0 or inf cast to int looped 2^32 times and filled memory.
+  rsim::LogAxis open;
+  open.low = 5e-324;
+  open.high = std::numeric_limits<double>::infinity();
+  const auto decades = open.decades();
+  CHECK(decades.size() <= 633);  // 10^-324 … 10^308
+  rsim::LogAxis zero;
+  zero.low = 0.0;
+  zero.high = 1e3;
+  CHECK(zero.decades().back() == 1e3);
+  rsim::LogAxis usual;
+  usual.low = 0.5;
+  usual.high = 2e3;
+  CHECK(usual.decades() == std::vector<double>{1.0, 10.0, 100.0, 1000.0});
 }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -27,9 +28,16 @@ double LogAxis::to_pixel(double value) const {
 
 std::vector<double> LogAxis::decades() const {
   std::vector<double> result;
-  // A small tolerance keeps 1e3 when low is 999.9999 after a division.
-  for (int exponent = static_cast<int>(std::ceil(std::log10(low) - 1e-9));
-       exponent <= static_cast<int>(std::floor(std::log10(high) + 1e-9)); ++exponent) {
+  // A small tolerance keeps 1e3 when low is 999.9999 after a division. The exponents are held
+  // to a double's range: an infinite or zero bound once cast ±inf to int and looped 2³² times.
+  constexpr double kLowest = -324.0;
+  constexpr double kHighest = 308.0;
+  const double first = std::clamp(std::ceil(std::log10(low) - 1e-9), kLowest, kHighest);
+  const double last = std::clamp(std::floor(std::log10(high) + 1e-9), kLowest, kHighest);
+  if (!(std::isfinite(first) && std::isfinite(last))) {
+    return result;
+  }
+  for (auto exponent = static_cast<int>(first); exponent <= static_cast<int>(last); ++exponent) {
     result.push_back(std::pow(10.0, exponent));
   }
   return result;
