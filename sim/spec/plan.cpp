@@ -99,6 +99,15 @@ void check_mesh_axis(const MeshAxis& axis, const HardwareSpec& hardware) {
   for (const NetworkTier& candidate : hardware.network) {
     names.push_back(candidate.name);
   }
+  // "8 over ", "8 over nvlink+": a tier name left out (issue 23: an internal error later).
+  const std::string_view network = axis.network;
+  if (axis.size > 1 && (network.empty() || network.front() == '+' || network.back() == '+' ||
+                        network.find("++") != std::string_view::npos)) {
+    throw PlanError(PlanProblem::unknown_tier,
+                    fmt::format("'{}' names no network tier after 'over' (tiers: {})", axis.network,
+                                names.empty() ? std::string("none; it is a single device")
+                                              : fmt::format("{}", fmt::join(names, ", "))));
+  }
   // "nvlink+ib": a hierarchy, innermost first; each inner tier holds whole groups of the axis.
   std::string_view rest = axis.network;
   std::int64_t remaining = axis.size;

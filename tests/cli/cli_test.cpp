@@ -133,6 +133,14 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
       {{"run", scenario("llama3_8b_h100"), "--set", "workload.batch=4000000000000000"},
        "has more than 2^63 elements"},
       {{"roofs", "no_such_chip"}, "no hardware preset or file 'no_such_chip'"},
+      // Issue 23 #4: each of these was exit 1 (an internal error, an exception, a runaway).
+      {{"run", scenario("llama3_70b_tp8_h100"), "--set", "plan.mesh.model=8 over "},
+       "'' names no network tier after 'over' (tiers: nvlink, ib)"},
+      {{"run", scenario("llama3_70b_tp8_h100"), "--set", "plan.mesh.model=8 over nvlink+"},
+       "'nvlink+' names no network tier after 'over'"},
+      {{"collective", "--hardware", "h100_sxm", "--op", "all-gather", "--bytes", "1e6", "--devices",
+        "1", "--network", "nvlink", "--axes", "1000000000"},
+       "--axes 1000000000: expected 1 to 8"},
       // Issue 23 #1 and #3: a denormal peak put ±inf into the chart's axis (gigabytes, exit 1)
       // and inf / NaN into every time.
       {{"roofs", "h100_sxm", "--peak", "bf16=5e-324", "--plot", "-"},
@@ -393,4 +401,13 @@ TEST_CASE("rsim run reports a decode request in text and JSON", "[cli][decode]")
         Approx(64.0 * 513 / total / 8.0));
   CHECK(json["decode"]["critical_batch"]["group_size"] == 8);
   CHECK(json["fits"] == true);
+}
+
+TEST_CASE("a name that is not UTF-8 still makes valid JSON", "[cli]") {
+  // Issue 23 #4: nlohmann's dump threw type_error.316 on the byte 0xFF (exit 1); the byte
+  // becomes U+FFFD (EF BF BD).
+  const auto outcome =
+      rsim_cli({"run", scenario("pi05_thor"), "--set", "name=bad\xff name", "--format", "json"});
+  CHECK(outcome.code == 0);
+  CHECK_THAT(outcome.out, Catch::Contains("bad\xef\xbf\xbd name"));
 }

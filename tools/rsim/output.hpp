@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -16,7 +18,9 @@ inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT, the shell's conve
 template <class Json, class Csv, class Text>
 int emit(const std::string& format, std::ostream& out, Json json, Csv csv, Text text) {
   if (format == "json") {
-    out << json().dump(2) << '\n';
+    // Names come from user files: bytes that are not UTF-8 become U+FFFD rather than an
+    // exception (nlohmann type_error.316, exit 1: issue 23 #4).
+    out << json().dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
   } else if (format == "csv") {
     csv(out);
   } else {

@@ -35,6 +35,12 @@ struct CollectiveOptions {
 
 // N devices over K equal axes: N must be a K-th power.
 std::vector<std::int64_t> split_axes(std::int64_t devices, std::int64_t axes) {
+  // A torus has at most 3 dimensions and a mesh a few axes (--axes 1000000000 once allocated
+  // a billion of them: issue 23 #4).
+  constexpr std::int64_t kMaxAxes = 8;
+  if (axes > kMaxAxes) {
+    throw InputError(fmt::format("--axes {}: expected 1 to {}", axes, kMaxAxes));
+  }
   const auto side = static_cast<std::int64_t>(
       std::llround(std::pow(static_cast<double>(devices), 1.0 / static_cast<double>(axes))));
   std::int64_t product = 1;
