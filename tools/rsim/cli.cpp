@@ -56,7 +56,15 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   try {
     for (const cli::Command& command : commands) {
       if (*command.app) {
-        return command.run(out, err);
+        const int code = command.run(out, err);
+        // A report that did not reach its reader is a failed run (`> /dev/full` exited 0).
+        out.flush();
+        if (!out) {
+          err << "rsim: error: the output could not be written (disk full, or the reader "
+                 "closed it)\n";
+          return cli::kExitInput;
+        }
+        return code;
       }
     }
     return cli::kExitInternal;  // not reached: require_subcommand(1) makes parse() pick one
