@@ -169,6 +169,9 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
       {{"calibrate", "no/such/measurements.csv"}, "no/such/measurements.csv: error: cannot open"},
       {{"run", scenario("pi05_thor"), "--calibration", "no/such/overlay.yaml"},
        "no/such/overlay.yaml"},
+      // Issue 23 #6: a sweep of nothing but invalid points exited 0.
+      {{"sweep", scenario("llama3_70b_tp8_h100"), "--over", "precision=bogus,worse"},
+       "every one of the 2 points is invalid"},
       {{"frobnicate"},
        "unknown command 'frobnicate' (commands: run, whatif, compare, sweep, search, threshold, "
        "roofs, matmul, collective, import-hf, validate, calibrate)"},

@@ -11,7 +11,9 @@
 #include "sim/report/sweep_report.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <csignal>
 #include <memory>
 
@@ -70,7 +72,22 @@ int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostrea
       options.scenario.roofs.format, out, [&] { return sweep_to_json(result); },
       [&](std::ostream& stream) { write_sweep_csv(stream, result); },
       [&](std::ostream& stream) { write_sweep_text(stream, result); });
-  return result.cancelled ? kExitInterrupted : code;
+  if (result.cancelled) {
+    return kExitInterrupted;
+  }
+  // A grid of nothing but invalid points answers nothing (issue 23 #6: it exited 0); the
+  // report above says why each failed.
+  const bool any_valid =
+      std::any_of(result.points.begin(), result.points.end(),
+                  [](const SweepPoint& point) { return point.evaluated && point.error == 0; });
+  if (!result.points.empty() && !any_valid) {
+    err << fmt::format(
+        "rsim: error: every one of the {} points is invalid (see each point's "
+        "reason above)\n",
+        result.points.size());
+    return kExitInput;
+  }
+  return code;
 }
 
 }  // namespace
