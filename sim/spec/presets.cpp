@@ -2,10 +2,14 @@
 #include "sim/spec/presets.hpp"
 
 #include "sim/base/error.hpp"
+#include "sim/spec/catalog.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 #ifndef RSIM_DATA_DIR
@@ -44,8 +48,50 @@ std::filesystem::path find_preset(std::string_view name, std::string_view kind,
     }
     tried.push_back(candidate.lexically_normal().string());
   }
+  // The presets there are, and the nearest name to a bare one that is not among them.
+  std::vector<std::string> names;
+  for (const fs::path& folder : preset_folders(kind)) {
+    std::error_code error;
+    for (const auto& file : fs::directory_iterator(folder, error)) {
+      const std::string stem = file.path().stem().string();
+      if (file.path().extension() == ".yaml" &&
+          std::find(names.begin(), names.end(), stem) == names.end()) {
+        names.push_back(stem);
+      }
+    }
+  }
+  std::sort(names.begin(), names.end());
+  const std::optional<std::string> closest = is_path ? std::nullopt : closest_name(name, names);
   throw InputError(
-      fmt::format("no {} preset or file '{}' (looked for {})", kind, name, fmt::join(tried, ", ")));
+      fmt::format("no {} preset or file '{}'{} (presets: {}; looked for {})", kind, name,
+                  closest ? fmt::format("; did you mean '{}'?", *closest) : "",
+                  names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")),
+                  fmt::join(tried, ", ")));
+}
+
+std::vector<std::filesystem::path> preset_folders(std::string_view kind) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> roots{fs::path(".")};
+  if (const char* data_dir = std::getenv("RSIM_DATA_DIR")) {
+    roots.emplace_back(data_dir);
+  }
+  roots.emplace_back(RSIM_DATA_DIR);
+  std::vector<fs::path> folders;
+  std::vector<fs::path> seen;
+  for (const fs::path& root : roots) {
+    std::error_code error;
+    const fs::path folder = root / kind;
+    if (!fs::is_directory(folder, error)) {
+      continue;
+    }
+    const fs::path canonical = fs::weakly_canonical(folder, error);
+    if (std::find(seen.begin(), seen.end(), canonical) != seen.end()) {
+      continue;
+    }
+    seen.push_back(canonical);
+    folders.push_back(folder);
+  }
+  return folders;
 }
 
 }  // namespace rsim

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 namespace rsim {
 
@@ -14,5 +15,9 @@ namespace rsim {
 /// lists every place tried.
 std::filesystem::path find_preset(std::string_view name, std::string_view kind,
                                   const std::filesystem::path& referrer);
+
+/// The folders a bare preset name of KIND is looked up in that exist, in find_preset's order
+/// (./KIND, $RSIM_DATA_DIR/KIND, the source tree's KIND), each once.
+std::vector<std::filesystem::path> preset_folders(std::string_view kind);
 
 }  // namespace rsim

@@ -174,7 +174,7 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
        "every one of the 2 points is invalid"},
       {{"frobnicate"},
        "unknown command 'frobnicate' (commands: run, whatif, compare, sweep, search, threshold, "
-       "roofs, matmul, collective, import-hf, validate, calibrate)"},
+       "roofs, matmul, collective, import-hf, validate, calibrate, list)"},
   };
   for (const Case& test : cases) {
     INFO(test.args.front() << " " << (test.args.size() > 1 ? test.args[1] : ""));

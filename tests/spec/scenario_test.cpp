@@ -80,7 +80,8 @@ TEST_CASE("each class of bad scenario input is a file:line:col error", "[scenari
       {"scenario_wrong_type.yaml",
        ":4:35: error: 'workload.batch': expected a whole number ≥ 1, got \"many\""},
       {"scenario_missing_hardware.yaml",
-       ":2:11: error: 'hardware': no hardware preset or file 'thor_t9000' (looked for"},
+       ":2:11: error: 'hardware': no hardware preset or file 'thor_t9000'; did you mean "
+       "'thor_t5000'? (presets: h100_sxm, thor_t5000, tpu_v5e; looked for"},
       {"scenario_composite_seq_len.yaml",
        ":4:47: error: 'workload.seq_len': 'pi0.5' is a composite model"},
       {"scenario_unknown_mode.yaml",

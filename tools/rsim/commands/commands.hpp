@@ -29,5 +29,6 @@ Command add_import_hf_command(CLI::App& app);
 Command add_collective_command(CLI::App& app);
 Command add_validate_command(CLI::App& app);
 Command add_calibrate_command(CLI::App& app);
+Command add_list_command(CLI::App& app);
 
 }  // namespace rsim::cli

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// `rsim list`'s catalog of shipped presets, and the closest name a "no such preset" suggests.
+#include "sim/spec/catalog.hpp"
+
+#include "sim/base/error.hpp"
+#include "sim/spec/presets.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+namespace {
+
+const rsim::CatalogEntry* find(const std::vector<rsim::CatalogEntry>& entries,
+                               const std::string& name) {
+  const auto found = std::find_if(entries.begin(), entries.end(),
+                                  [&](const auto& entry) { return entry.name == name; });
+  return found == entries.end() ? nullptr : &*found;
+}
+
+}  // namespace
+
+TEST_CASE("the catalog lists every shipped preset with its description", "[catalog]") {
+  const auto hardware = rsim::catalog(rsim::CatalogKind::hardware);
+  REQUIRE(find(hardware, "h100_sxm") != nullptr);
+  CHECK(find(hardware, "h100_sxm")->description == "NVIDIA H100 SXM5 80GB");
+  CHECK(find(hardware, "tpu_v5e") != nullptr);
+  CHECK(std::is_sorted(hardware.begin(), hardware.end(),
+                       [](const auto& a, const auto& b) { return a.name < b.name; }));
+  CHECK(find(rsim::catalog(rsim::CatalogKind::models), "llama3_70b") != nullptr);
+  CHECK(find(rsim::catalog(rsim::CatalogKind::plans), "megatron_tp") != nullptr);
+  CHECK(find(rsim::catalog(rsim::CatalogKind::precisions), "fp8") != nullptr);
+  CHECK(rsim::parse_catalog_kind("gpus") == std::nullopt);
+}
+
+TEST_CASE("a preset name that is not there gets the candidates and the closest", "[catalog]") {
+  const std::vector<std::string> names{"h100_sxm", "thor_t5000", "tpu_v5e"};
+  CHECK(rsim::closest_name("h100", names) == "h100_sxm");          // a prefix
+  CHECK(rsim::closest_name("tpu_v5p", names) == "tpu_v5e");        // one letter off
+  CHECK(rsim::closest_name("THOR_T5000", names) == "thor_t5000");  // case
+  CHECK(rsim::closest_name("mi300x", names) == std::nullopt);      // nothing near
+  CHECK_THROWS_WITH(rsim::find_preset("h100", "hardware", {}),
+                    Catch::Contains("did you mean 'h100_sxm'?") &&
+                        Catch::Contains("presets: h100_sxm, thor_t5000, tpu_v5e"));
+}
