@@ -188,9 +188,27 @@ std::int64_t mlp_parameters(const TransformerSpec& spec) {
   return mlp;
 }
 
+namespace {
+
+// a × b + c, or an InputError: a size that overflows 2^63 parameters is the user's (issue 23 #2:
+// 10^15 layers printed −2.3E parameters).
+std::int64_t multiply_add(std::int64_t a, std::int64_t b, std::int64_t c = 0) {
+  std::int64_t product = 0;
+  std::int64_t sum = 0;
+  if (__builtin_mul_overflow(a, b, &product) || __builtin_add_overflow(product, c, &sum)) {
+    throw InputError(fmt::format(
+        "the model has more than 2^63 parameters ({} × {} overflows): check num_hidden_layers, "
+        "hidden_size, intermediate_size, vocab_size and the experts",
+        a, b));
+  }
+  return sum;
+}
+
+}  // namespace
+
 ParameterCount count_parameters(const TransformerSpec& spec) {
   ParameterCount count;
-  count.embedding = spec.vocab_size * spec.hidden_size;
+  count.embedding = multiply_add(spec.vocab_size, spec.hidden_size);
   if (spec.vision) {
     const VisionInput& vision = *spec.vision;
     count.embedding +=
@@ -202,21 +220,25 @@ ParameterCount count_parameters(const TransformerSpec& spec) {
         spec.vision ? spec.vision->tokens() : spec.max_position_embeddings;
     count.embedding += positions * spec.hidden_size;
   }
-  count.layers = spec.num_layers * block_parameters(spec, nullptr);
+  count.layers = multiply_add(spec.num_layers, block_parameters(spec, nullptr));
   if (spec.moe()) {
     count.inactive_experts =
-        spec.num_layers * (spec.num_experts - spec.experts_per_token) * mlp_parameters(spec);
+        multiply_add(multiply_add(spec.num_layers, spec.num_experts - spec.experts_per_token),
+                     mlp_parameters(spec));
   }
   count.final_norm = norm_parameters(spec, nullptr);
   if (spec.vocab_size > 0 && !spec.tied_embeddings) {
-    count.lm_head = spec.vocab_size * spec.hidden_size;
+    count.lm_head = multiply_add(spec.vocab_size, spec.hidden_size);
   }
+  // The sum the reports print.
+  multiply_add(1, count.embedding, multiply_add(1, count.layers, count.lm_head));
   return count;
 }
 
 ParameterCount count_parameters(const StageSpec& stage) {
   ParameterCount count = count_parameters(stage.component);
-  count.layers = stage.component.num_layers * block_parameters(stage.component, &stage);
+  count.layers =
+      multiply_add(stage.component.num_layers, block_parameters(stage.component, &stage));
   count.final_norm = norm_parameters(stage.component, &stage);
   for (const auto* list : {&stage.pre, &stage.post}) {
     for (const DenseLayer& layer : *list) {

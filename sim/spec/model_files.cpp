@@ -189,6 +189,11 @@ ModelSpec load_model(const std::filesystem::path& path, const PresetResolver& re
     stage.tokens = stage.component.vision->tokens();
   }
   model.stages.push_back(std::move(stage));
+  try {
+    count_parameters(model);  // every report prints it: a size that overflows is refused here
+  } catch (const InputError& error) {
+    throw InputError(fmt::format("{}: error: {}", model.file, error.what()));
+  }
   return model;
 }
 

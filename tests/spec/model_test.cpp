@@ -8,6 +8,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 using rsim::test::source_path;
 
 namespace {
@@ -95,4 +99,23 @@ TEST_CASE("heads not divisible by KV heads is an error at the key", "[model]") {
   CHECK_THROWS_WITH(rsim::parse_transformer(document),
                     "bad.yaml:7:22: error: 'num_key_value_heads': num_attention_heads 8 is not "
                     "divisible by num_key_value_heads 3");
+}
+
+TEST_CASE("a model whose parameters overflow 2^63 is refused at its file", "[model]") {
+  // Issue 23 #2: 10^15 layers of Llama 3 8B (218,112,000 parameters each) printed
+  // "-2.302E parameters". 10^15 × 2.18e8 = 2.2e23 > 2^63 ≈ 9.2e18.
+  const auto path = std::filesystem::temp_directory_path() / "rsim_overflowing_model.yaml";
+  {
+    std::ifstream in(source_path("models/llama3_8b.yaml"));
+    std::ofstream out(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      out << (line.starts_with("num_hidden_layers:") ? "num_hidden_layers: 1000000000000000" : line)
+          << '\n';
+    }
+  }
+  CHECK_THROWS_WITH(rsim::load_model(path, rsim::find_preset),
+                    Catch::Contains(path.string() + ": error: the model has more than 2^63 "
+                                                    "parameters (1000000000000000 × 218112000"));
+  std::filesystem::remove(path);
 }
