@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -34,9 +35,43 @@ SourceMark to_mark(const YAML::Mark& mark, const std::string& file, const Source
   return SourceMark{file, mark.line + 1, mark.column + 1};
 }
 
+// What one document may expand to: yaml-cpp shares an aliased node, and converting it copies it,
+// so "billion laughs" aliases grew to gigabytes (issue 23 #4); nesting recurses.
+constexpr std::size_t kMaxConfigValues = 1'000'000;
+constexpr int kMaxConfigDepth = 64;
+
+struct ConvertBudget {
+  std::size_t values = 0;
+  int depth = 0;
+};
+
+ConfigNode convert(const YAML::Node& node, const std::string& file, const std::string& path,
+                   const SourceMark& fallback, ConvertBudget& budget);
+
 ConfigNode convert(const YAML::Node& node, const std::string& file, const std::string& path,
                    const SourceMark& fallback) {
+  ConvertBudget budget;
+  return convert(node, file, path, fallback, budget);
+}
+
+ConfigNode convert(const YAML::Node& node, const std::string& file, const std::string& path,
+                   const SourceMark& fallback, ConvertBudget& budget) {
   const SourceMark mark = to_mark(node.Mark(), file, fallback);
+  if (++budget.values > kMaxConfigValues) {
+    throw ConfigError(mark, fmt::format("more than {} values once aliases are expanded: not a "
+                                        "configuration rsim reads",
+                                        kMaxConfigValues));
+  }
+  if (budget.depth > kMaxConfigDepth) {
+    throw ConfigError(mark, fmt::format("nested more than {} levels deep", kMaxConfigDepth));
+  }
+  struct Deeper {
+    explicit Deeper(int& depth) : depth_(depth) { ++depth_; }
+    ~Deeper() { --depth_; }
+    Deeper(const Deeper&) = delete;
+    Deeper& operator=(const Deeper&) = delete;
+    int& depth_;
+  } deeper(budget.depth);
   switch (node.Type()) {
     case YAML::NodeType::Scalar: {
       ConfigNode scalar(ConfigNode::Kind::scalar, mark, path);
@@ -46,7 +81,8 @@ ConfigNode convert(const YAML::Node& node, const std::string& file, const std::s
     case YAML::NodeType::Sequence: {
       ConfigNode sequence(ConfigNode::Kind::sequence, mark, path);
       for (std::size_t index = 0; index < node.size(); ++index) {
-        sequence.add_item(convert(node[index], file, fmt::format("{}[{}]", path, index), mark));
+        sequence.add_item(
+            convert(node[index], file, fmt::format("{}[{}]", path, index), mark, budget));
       }
       return sequence;
     }
@@ -61,7 +97,8 @@ ConfigNode convert(const YAML::Node& node, const std::string& file, const std::s
         if (map.find(key) != nullptr) {
           throw ConfigError(key_mark, fmt::format("duplicate key '{}'", child_path(path, key)));
         }
-        map.add_entry({key, key_mark, convert(pair.second, file, child_path(path, key), key_mark)});
+        map.add_entry(
+            {key, key_mark, convert(pair.second, file, child_path(path, key), key_mark, budget)});
       }
       return map;
     }
@@ -259,13 +296,23 @@ ConfigNode parse_config(const std::string& text, const std::string& file_label) 
 }
 
 ConfigNode load_config_file(const std::filesystem::path& path) {
-  std::ifstream stream(path);
+  std::ifstream stream(path, std::ios::binary);
   if (!stream) {
     throw ConfigError(SourceMark{path.string(), 0, 0}, "cannot open file");
   }
-  std::ostringstream contents;
-  contents << stream.rdbuf();
-  return parse_config(contents.str(), path.string());
+  // At most 16 MiB: `rsim run /dev/zero` read for ever (issue 23 #4); shipped files are kB.
+  constexpr std::size_t kMaxConfigBytes = std::size_t{16} << 20;
+  std::string contents;
+  std::array<char, 1 << 16> chunk{};
+  while (stream.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) ||
+         stream.gcount() > 0) {
+    contents.append(chunk.data(), static_cast<std::size_t>(stream.gcount()));
+    if (contents.size() > kMaxConfigBytes) {
+      throw ConfigError(SourceMark{path.string(), 0, 0},
+                        "larger than 16 MiB: not a configuration file rsim reads");
+    }
+  }
+  return parse_config(contents, path.string());
 }
 
 ConfigNode ConfigFiles::load(const std::filesystem::path& path) {

@@ -172,6 +172,11 @@ TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
       // Issue 23 #6: a sweep of nothing but invalid points exited 0.
       {{"sweep", scenario("llama3_70b_tp8_h100"), "--over", "precision=bogus,worse"},
        "every one of the 2 points is invalid"},
+      // Issue 23 #4: unbounded input (an endless file, an alias bomb) and deep nesting.
+      {{"run", "/dev/zero"}, "/dev/zero: error: larger than 16 MiB"},
+      {{"run", invalid("billion_laughs.yaml")},
+       "more than 1000000 values once aliases are expanded"},
+      {{"run", invalid("deep_nesting.yaml")}, "nested more than 64 levels deep"},
       {{"frobnicate"},
        "unknown command 'frobnicate' (commands: run, whatif, compare, sweep, search, threshold, "
        "roofs, matmul, collective, import-hf, validate, calibrate, list)"},
