@@ -90,37 +90,6 @@ TEST_CASE("plan search is deterministic and marks the Pareto front", "[search]")
   CHECK_THROWS_AS(search("shard_d_vs_batch", 0), rsim::InputError);
 }
 
-TEST_CASE("rank-by: a search orders the plans by the time it names", "[search]") {
-  // Llama 3 70B on 16 H100s: every plan's lower bound, expected time and upper bound differ in
-  // order (the upper bound adds each op's roofs, so a sequence-parallel plan with less traffic
-  // but more collectives moves up), and each ranking must be ascending in its own time.
-  const auto scenario =
-      rsim::load_scenario(rsim::test::source_path("scenarios/llama3_70b_tp8_h100.yaml"));
-  const auto roofs = rsim::scenario_roofs(scenario, "");
-  std::vector<std::vector<std::string>> orders;
-  for (const auto rank_by : {rsim::RankBy::lower, rsim::RankBy::expected, rsim::RankBy::upper}) {
-    CAPTURE(rsim::to_string(rank_by));
-    const auto result =
-        rsim::search_plans(scenario, roofs, 16, rsim::SearchObjective::latency, rank_by);
-    CHECK(result.rank_by == rank_by);
-    CHECK(rsim::search_to_json(result, 0)["rank_by"] == std::string(rsim::to_string(rank_by)));
-    REQUIRE(result.ranked.size() > 4);
-    std::vector<std::string> order;
-    for (std::size_t index = 0; index < result.ranked.size(); ++index) {
-      const auto& candidate = result.ranked[index];
-      order.push_back(candidate.preset + " " + candidate.mesh);
-      if (index > 0) {
-        CHECK(rsim::ranked_time(result.ranked[index - 1].total, rank_by) <=
-              rsim::ranked_time(candidate.total, rank_by));
-      }
-    }
-    orders.push_back(order);
-  }
-  CHECK(orders[0] != orders[2]);
-  CHECK(rsim::parse_rank_by("fastest") == std::nullopt);
-  CHECK(rsim::parse_rank_by("upper") == rsim::RankBy::upper);
-}
-
 TEST_CASE("divisors pair up to the square root; a search refuses a runaway device count",
           "[search]") {
   CHECK(rsim::divisors(1) == std::vector<std::int64_t>{1});

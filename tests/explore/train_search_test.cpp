@@ -38,15 +38,6 @@ std::int64_t rejected(const rsim::TrainingSearchResult& result, const std::strin
   return found == result.rejected_by_reason.end() ? 0 : found->second;
 }
 
-// tests/data/train/FILE with `sets` applied, analyzed.
-rsim::RunResult run_with(const std::string& file,
-                         const std::vector<std::pair<std::string, std::string>>& sets) {
-  auto scenario =
-      rsim::load_scenario(rsim::test::source_path("tests/data/train/" + file), {sets, ""});
-  auto roofs = rsim::scenario_roofs(scenario, "");
-  return rsim::analyze(std::move(scenario), std::move(roofs));
-}
-
 // A plan of the search run as a scenario of its own (every axis on one NVLink node).
 rsim::RunResult run_plan(const std::string& file, const std::string& preset, std::int64_t data,
                          std::int64_t stages, std::int64_t microbatches,
@@ -64,7 +55,7 @@ rsim::RunResult run_plan(const std::string& file, const std::string& preset, std
   if (zero_stage > 0) {
     sets.emplace_back("plan.zero_stage", std::to_string(zero_stage));
   }
-  return run_with(file, sets);
+  return rsim::test::run_train(file, sets);
 }
 
 }  // namespace
@@ -292,11 +283,11 @@ TEST_CASE("training search: tensor collectives overlapped with their matmuls", "
   CHECK(overlapped.tensor_hidden.si() == Approx(0.752645e-3).epsilon(1e-6));
   // The plan run as a scenario of its own, and its tensor-axis all-gathers and reduce-scatters.
   const auto sequence_parallel = [](const std::string& recompute) {
-    return run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d_sp"},
-                                             {"plan.mesh.model", "2 over nvlink"},
-                                             {"plan.mesh.data", "4 over nvlink"},
-                                             {"workload.microbatches", "1"},
-                                             {"workload.recompute", recompute}});
+    return rsim::test::run_train("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d_sp"},
+                                                          {"plan.mesh.model", "2 over nvlink"},
+                                                          {"plan.mesh.data", "4 over nvlink"},
+                                                          {"workload.microbatches", "1"},
+                                                          {"workload.recompute", recompute}});
   };
   const auto tensor_collectives = [](const rsim::RunResult& run) {
     std::int64_t collectives = 0;
@@ -346,31 +337,6 @@ TEST_CASE("training search: tensor collectives overlapped with their matmuls", "
   CHECK(overlapped.step_upper.si() == after.step_upper.si());
   CHECK(after.tensor_hidden.si() == 0.0);
   CHECK(overlapped.plan.label() == "t2 p1 d4 megatron_3d_sp m1 none tp-overlap");
-}
-
-TEST_CASE("tensor overlap hides collectives inside the NVLink domain only", "[search][train]") {
-  // The plan above run as a scenario with workload.overlap_tensor: over NVLink the collective
-  // matmuls hide the 323 tensor collectives, 323 × 2.330169 µs = 0.752645 ms (derived above).
-  // Transformer Engine's Userbuffers work on peer memory over NVLink only (TransformerEngine
-  // issue 1071), so the same axis over InfiniBand, or across nodes, keeps every one exposed.
-  const auto overlapped = [](const std::string& tensor_network) {
-    return run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d_sp"},
-                                             {"plan.mesh.model", "2 over " + tensor_network},
-                                             {"plan.mesh.data", "4 over nvlink"},
-                                             {"workload.microbatches", "1"},
-                                             {"workload.recompute", "none"},
-                                             {"workload.overlap_tensor", "true"}});
-  };
-  const auto nvlink = overlapped("nvlink");
-  REQUIRE(nvlink.step);
-  CHECK(nvlink.step->tensor_hidden == Approx(0.752645e-3).epsilon(1e-6));
-  for (const std::string network : {"ib", "nvlink+ib"}) {
-    CAPTURE(network);
-    const auto outside = overlapped(network);
-    REQUIRE(outside.step);
-    CHECK(outside.step->tensor_hidden == 0.0);
-    CHECK(outside.step->step_expected > nvlink.step->step_expected);
-  }
 }
 
 TEST_CASE("training search: offloading to host memory, derived by hand", "[search][train]") {
@@ -501,12 +467,13 @@ TEST_CASE("training search places the axes in every distinct order", "[search][t
   const auto& placed = find_plan(result, wanted);
   CHECK(placed.mesh == "model: \"2 over nvlink\", data: \"4 over ib\", stage: \"2 over nvlink\"");
   CHECK(placed.plan.label() == "t2 p2 d4 megatron_3d m2 none v1 place:model>stage>data");
-  const auto direct = run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
-                                                        {"plan.mesh.model", "2 over nvlink"},
-                                                        {"plan.mesh.data", "4 over ib"},
-                                                        {"plan.mesh.stage", "2 over nvlink"},
-                                                        {"workload.microbatches", "2"},
-                                                        {"workload.recompute", "none"}});
+  const auto direct =
+      rsim::test::run_train("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
+                                                     {"plan.mesh.model", "2 over nvlink"},
+                                                     {"plan.mesh.data", "4 over ib"},
+                                                     {"plan.mesh.stage", "2 over nvlink"},
+                                                     {"workload.microbatches", "2"},
+                                                     {"workload.recompute", "none"}});
   CHECK(placed.step_lower.si() == Approx(direct.bounds.total.t_lower.si()).epsilon(1e-12));
   CHECK(placed.t_net.si() == Approx(direct.bounds.total.t_net.si()).epsilon(1e-12));
   // The default order puts the data axis in the node and the stages over ib instead: a
@@ -521,16 +488,17 @@ TEST_CASE("training search places the axes in every distinct order", "[search][t
   const auto& spanning = find_plan(result, wanted);
   CHECK(spanning.mesh == "stage: \"16 over nvlink+ib\"");
   const auto hierarchical =
-      run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
-                                        {"plan.mesh.data", "1 over nvlink"},
-                                        {"plan.mesh.stage", "16 over nvlink+ib"},
-                                        {"workload.microbatches", "1"},
-                                        {"workload.recompute", "none"}});
-  const auto flat = run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
-                                                      {"plan.mesh.data", "1 over nvlink"},
-                                                      {"plan.mesh.stage", "16 over ib"},
-                                                      {"workload.microbatches", "1"},
-                                                      {"workload.recompute", "none"}});
+      rsim::test::run_train("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
+                                                     {"plan.mesh.data", "1 over nvlink"},
+                                                     {"plan.mesh.stage", "16 over nvlink+ib"},
+                                                     {"workload.microbatches", "1"},
+                                                     {"workload.recompute", "none"}});
+  const auto flat =
+      rsim::test::run_train("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
+                                                     {"plan.mesh.data", "1 over nvlink"},
+                                                     {"plan.mesh.stage", "16 over ib"},
+                                                     {"workload.microbatches", "1"},
+                                                     {"workload.recompute", "none"}});
   CHECK(spanning.step_lower.si() == Approx(hierarchical.bounds.total.t_lower.si()).epsilon(1e-12));
   CHECK(hierarchical.bounds.total.t_net < flat.bounds.total.t_net);
 }
@@ -609,144 +577,4 @@ TEST_CASE("a tensor axis beyond the NVLink node gets its training threshold", "[
   REQUIRE(tensor != run.training_thresholds.end());
   CHECK(tensor->size == 16);
   CHECK(tensor->largest_degree >= 1);
-}
-
-TEST_CASE("prefetched weight gathers hide under the previous layer's compute", "[search][train]") {
-  // Llama 2 7B under FSDP over 8 GPUs on NVLink, 512 sequences × 128 tokens: each device runs
-  // 64 × 128 = 8,192 tokens, a forward pass of ≈ 2 · 6.7e9 · 8,192 = 110 TFLOP (≈ 111 ms at
-  // 989.4 TFLOP/s), far above its weight gathers: a layer's 202,383,360 parameters × 2 B × 7/8
-  // / 450e9 B/s = 787.0 µs, 25.2 ms over 32 layers. So each pass exposes only its first
-  // layer's share, G/ℓ, and the prefetch hides (1 − 1/32) of every pass's gathers.
-  const auto fsdp = [](bool prefetch) {
-    return run_with("llama2_7b_train.yaml",
-                    {{"plan.preset", "fsdp"},
-                     {"plan.mesh.data", "8 over nvlink"},
-                     {"workload.batch", "512"},
-                     {"workload.microbatches", "1"},
-                     {"workload.recompute", "none"},
-                     {"workload.overlap_weights", prefetch ? "true" : "false"}});
-  };
-  const auto after = fsdp(false);
-  const auto prefetched = fsdp(true);
-  REQUIRE(after.step);
-  REQUIRE(prefetched.step);
-  double layer_gathers = 0.0;
-  double gathers = 0.0;
-  for (Eigen::Index row = 0; row < prefetched.table.times.rows(); ++row) {
-    const auto& op = prefetched.graph.op(prefetched.table.order[static_cast<std::size_t>(row)]);
-    if (op.role != rsim::CollectiveRole::weight_gather) {
-      continue;
-    }
-    const double time = prefetched.table.times.row(row).maxCoeff() * prefetched.table.counts(row);
-    gathers += time;
-    if (op.block == rsim::Block::layer && op.pass == rsim::Pass::forward) {
-      layer_gathers += time;
-    }
-  }
-  CHECK(layer_gathers == Approx(32 * 202'383'360.0 * 2.0 * 7.0 / 8.0 / 450e9).epsilon(1e-4));
-  CHECK(after.step->weights_hidden == 0.0);
-  CHECK(prefetched.step->weights_hidden == Approx(gathers * (1.0 - 1.0 / 32.0)));
-  CHECK(prefetched.step->step_expected < after.step->step_expected);
-  // The bound already hides every collective under the device work: unchanged.
-  CHECK(prefetched.bounds.total.t_lower.si() == after.bounds.total.t_lower.si());
-}
-
-TEST_CASE("rank-by: a training search ranks by the step time it names", "[search][train]") {
-  // The odd decoder on 8 GPUs, keeping the best 20: by the lower bound every kept plan's
-  // step_lower is ascending and none left out is below the last kept; by default (expected)
-  // the same for step_expected. Keeping (a leaderboard per task) must rank by the same key.
-  const auto scenario =
-      rsim::load_scenario(rsim::test::source_path("tests/data/train/odd_decoder_train.yaml"));
-  auto roofs = rsim::scenario_roofs(scenario, "");
-  roofs.host_memory.reset();
-  const auto ranked = [&](rsim::RankBy rank_by, std::size_t keep) {
-    rsim::TrainingSearchOptions options;
-    options.keep = keep;
-    options.rank_by = rank_by;
-    return rsim::search_training_plans(scenario, roofs, 8, options);
-  };
-  const auto all = ranked(rsim::RankBy::expected, 0);
-  for (const auto rank_by : {rsim::RankBy::lower, rsim::RankBy::expected, rsim::RankBy::upper}) {
-    CAPTURE(rsim::to_string(rank_by));
-    const auto step = [&](const rsim::TrainingCandidate& candidate) {
-      return rank_by == rsim::RankBy::lower   ? candidate.step_lower.si()
-             : rank_by == rsim::RankBy::upper ? candidate.step_upper.si()
-                                              : candidate.step_expected.si();
-    };
-    const auto best = ranked(rank_by, 20);
-    CHECK(best.rank_by == rank_by);
-    REQUIRE(best.ranked.size() == 20);
-    for (std::size_t index = 1; index < best.ranked.size(); ++index) {
-      CHECK(step(best.ranked[index - 1]) <= step(best.ranked[index]));
-    }
-    // The kept 20 are the 20 shortest of all costed plans by that time.
-    std::vector<double> steps;
-    for (const auto& candidate : all.ranked) {
-      steps.push_back(step(candidate));
-    }
-    std::sort(steps.begin(), steps.end());
-    CHECK(step(best.ranked.back()) == steps[19]);
-  }
-  // The rankings differ (the option does something).
-  const auto labels = [&](rsim::RankBy rank_by) {
-    std::vector<std::string> kept;
-    for (const auto& candidate : ranked(rank_by, 20).ranked) {
-      kept.push_back(candidate.plan.label());
-    }
-    return kept;
-  };
-  CHECK(labels(rsim::RankBy::lower) != labels(rsim::RankBy::upper));
-}
-
-TEST_CASE("tensor parallelism all-reduces twice per layer and pass as Megatron-LM does",
-          "[train]") {
-  // Megatron-LM's tensor parallelism without sequence parallelism (Shoeybi et al. 2019, Fig. 3):
-  // per layer, forward all-reduces after the attention's and the MLP's row-parallel matmuls (the
-  // g operators) and backward before their column-parallel inputs (the f operators): QKV is one
-  // GEMM there, so q's and kv's input-gradient partial sums are reduced once (issue 21 #6).
-  const auto run = run_with("llama2_7b_train.yaml", {{"plan.preset", "megatron_3d"},
-                                                     {"plan.mesh.model", "2 over nvlink"},
-                                                     {"plan.mesh.data", "4 over nvlink"},
-                                                     {"workload.microbatches", "1"},
-                                                     {"workload.recompute", "none"}});
-  std::map<rsim::Pass, std::int64_t> reductions;
-  for (const auto vertex : run.graph.topological_order()) {
-    const auto& op = run.graph.op(vertex);
-    if (op.role == rsim::CollectiveRole::tensor && op.block == rsim::Block::layer &&
-        op.collective.kind == rsim::CollectiveKind::all_reduce) {
-      reductions[op.pass] += op.count;
-    }
-  }
-  CHECK(reductions[rsim::Pass::forward] == 2 * 32);
-  CHECK(reductions[rsim::Pass::backward] == 2 * 32);
-}
-
-TEST_CASE("FSDP gathers a recomputed layer's weights twice per step, not three times", "[train]") {
-  // PyTorch FSDP gathers a layer's weights in its forward and again in its backward pre-hook;
-  // activation checkpointing re-runs the layer's forward inside that backward, on the weights
-  // just gathered (issue 21 #3c). So full recomputation adds no weight gather: the layers'
-  // gathers per step are the same with and without it.
-  const auto gathers = [](const std::string& recompute) {
-    const auto run = run_with("llama2_7b_train.yaml", {{"plan.preset", "fsdp"},
-                                                       {"plan.mesh.data", "8 over nvlink"},
-                                                       {"workload.microbatches", "1"},
-                                                       {"workload.recompute", recompute}});
-    std::map<rsim::Pass, std::int64_t> count;
-    for (const auto vertex : run.graph.topological_order()) {
-      const auto& op = run.graph.op(vertex);
-      if (op.role == rsim::CollectiveRole::weight_gather && op.block == rsim::Block::layer) {
-        count[op.pass] += op.count;
-      }
-    }
-    return count;
-  };
-  const auto none = gathers("none");
-  const auto full = gathers("full");
-  // The 5 matmul weights of a Llama layer (q, kv, o, gate_up, down) each gathered once forward
-  // and once backward, × 32 layers: 160 + 160.
-  CHECK(none.at(rsim::Pass::forward) == 5 * 32);
-  CHECK(none.at(rsim::Pass::backward) == 5 * 32);
-  CHECK(full.at(rsim::Pass::forward) + full.at(rsim::Pass::recompute) +
-            (full.contains(rsim::Pass::backward) ? full.at(rsim::Pass::backward) : 0) ==
-        none.at(rsim::Pass::forward) + none.at(rsim::Pass::backward));
 }

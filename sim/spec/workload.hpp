@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// A scenario's `workload:`: the phase, the batch and lengths, and a training step's schedule
+// keys (microbatches, recomputation, optimizer, interleaving, overlaps, offloading).
+
+#include "sim/spec/config.hpp"
+#include "sim/spec/model.hpp"
+#include "sim/spec/scenario.hpp"
+
+namespace rsim {
+
+/// Parses `workload:` against the model it runs (single-stage lengths go into its stage; a
+/// decode step sets the stage's context). Errors name file:line:col and the key.
+Workload parse_workload(const ConfigNode& node, ModelSpec& model);
+
+}  // namespace rsim
