@@ -38,11 +38,11 @@ struct DeviceTerm {
   bool launches = false;
 };
 
-// A collective on one tier: count × (x[latency] + steps · t_hop + T_bandwidth · x[fraction]).
+// A collective on one tier: count × (x[latency] + T_bandwidth · x[fraction]); its steps ·
+// t_hop go to the measurement's fixed time.
 struct CollectiveTerm {
   double count = 0.0;
   double bandwidth = 0.0;
-  double steps = 0.0;  // the algorithm's hop latency, fixed
   std::size_t fraction = 0;
   std::size_t latency = 0;
 };
@@ -52,7 +52,8 @@ struct Measurement {
   double measured = 0.0;
   std::vector<DeviceTerm> devices;
   std::vector<CollectiveTerm> collectives;
-  double fixed = 0.0;  // what no parameter moves (collectives over several tiers)
+  // What no parameter moves: collectives' hop latencies, and collectives over several tiers.
+  double fixed = 0.0;
 };
 
 // The parameters in play: fractions as 1/η (so the expected time is linear in them), times in s.
@@ -102,7 +103,7 @@ double expected_at(const Measurement& measurement, const Eigen::VectorXd& x,
     }
   }
   for (const CollectiveTerm& term : measurement.collectives) {
-    total += term.count * (x(static_cast<Eigen::Index>(term.latency)) + term.steps +
+    total += term.count * (x(static_cast<Eigen::Index>(term.latency)) +
                            term.bandwidth * x(static_cast<Eigen::Index>(term.fraction)));
     if (coefficients != nullptr) {
       (*coefficients)(static_cast<Eigen::Index>(term.latency)) += term.count;
@@ -157,7 +158,9 @@ void add_run(const RunResult& run, Measurement& measurement, Parameters& paramet
       CollectiveTerm term;
       term.count = count;
       term.bandwidth = cost.bandwidth_time.si();
-      term.steps = tier.hop_latency ? tier.hop_latency->si() * static_cast<double>(cost.hops) : 0.0;
+      measurement.fixed +=
+          count *
+          (tier.hop_latency ? tier.hop_latency->si() * static_cast<double>(cost.hops) : 0.0);
       term.fraction = parameters.index("network." + tier.name, true, tier.efficiency);
       term.latency =
           parameters.index("network." + tier.name + ".latency", false, tier.call_latency.si());
@@ -286,26 +289,27 @@ Roofs add_scenario_row(const std::vector<std::string>& fields, const Layout& lay
     overrides.sets.emplace_back(assignment.substr(0, equals), assignment.substr(equals + 1));
     start = end + 1;
   }
+  Scenario scenario;
   try {
-    Scenario scenario = load_scenario(path, overrides);
-    if (scenario.workload.phase == Phase::train || scenario.workload.decode_steps > 0) {
-      fail(file, line,
-           fmt::format(
-               "{}: a {} is a schedule of its ops, not their sum; calibrate from GEMMs, "
-               "prefills or single decode steps",
-               path.string(),
-               scenario.workload.phase == Phase::train ? "training step" : "decode request"));
-    }
+    scenario = load_scenario(path, overrides);
+  } catch (const InputError& error) {
+    fail(file, line, error.what());
+  }
+  if (scenario.workload.phase == Phase::train || scenario.workload.decode_steps > 0) {
+    fail(file, line,
+         fmt::format("{}: a {} is a schedule of its ops, not their sum; calibrate from GEMMs, "
+                     "prefills or single decode steps",
+                     path.string(),
+                     scenario.workload.phase == Phase::train ? "training step" : "decode request"));
+  }
+  measurement.label = fmt::format("{}:{} ({}{}{})", file, line, path.filename().string(),
+                                  sets.empty() ? "" : " ", sets);
+  try {
     Roofs roofs = scenario_roofs(scenario, "", {});
-    const RunResult run = analyze(std::move(scenario), roofs);
-    measurement.label = fmt::format("{}:{} ({}{}{})", file, line, path.filename().string(),
-                                    sets.empty() ? "" : " ", sets);
+    const RunResult run = analyze(std::move(scenario), std::move(roofs));
     add_run(run, measurement, parameters);
     return run.roofs;
   } catch (const InputError& error) {
-    if (std::string(error.what()).starts_with(file + ":")) {
-      throw;
-    }
     fail(file, line, error.what());
   }
 }
@@ -397,15 +401,7 @@ CalibrationResult calibrate(const std::filesystem::path& csv) {
       Eigen::VectorXd coefficients = Eigen::VectorXd::Zero(count);
       expected_at(measurement, x, &coefficients, overhead);
       design.row(i) = coefficients.transpose() / measurement.measured;
-      target(i) = (measurement.measured - measurement.fixed -
-                   [&] {
-                     double steps = 0.0;
-                     for (const CollectiveTerm& term : measurement.collectives) {
-                       steps += term.count * term.steps;
-                     }
-                     return steps;
-                   }()) /
-                  measurement.measured;
+      target(i) = (measurement.measured - measurement.fixed) / measurement.measured;
     }
     for (Eigen::Index k = 0; k < count; ++k) {
       design(rows + k, k) = kPull / scale(k);

@@ -16,19 +16,25 @@ enum class RankBy { lower, expected, upper };
 std::optional<RankBy> parse_rank_by(std::string_view name);
 std::string_view to_string(RankBy rank_by);
 
+/// Of a lower bound, an expected time and an upper bound, the one `rank_by` names.
+template <typename Time>
+Time by_rank(RankBy rank_by, Time lower, Time expected, Time upper) {
+  switch (rank_by) {
+    case RankBy::lower:
+      return lower;
+    case RankBy::upper:
+      return upper;
+    case RankBy::expected:
+      break;
+  }
+  return expected;
+}
+
 /// The time `rank_by` names of any figures with t_lower, t_expected and t_upper (Totals, a sweep
 /// point's figures).
 template <typename Figures>
 Seconds ranked_time(const Figures& figures, RankBy rank_by) {
-  switch (rank_by) {
-    case RankBy::lower:
-      return figures.t_lower;
-    case RankBy::upper:
-      return figures.t_upper;
-    case RankBy::expected:
-      break;
-  }
-  return figures.t_expected;
+  return by_rank(rank_by, figures.t_lower, figures.t_expected, figures.t_upper);
 }
 
 }  // namespace rsim

@@ -110,10 +110,7 @@ auto plan_key(const TrainingPlan& plan) {
 // plan.
 auto rank_key(double expected, double lower, double upper, const TrainingPlan& plan,
               RankBy rank_by) {
-  const double first = rank_by == RankBy::lower   ? lower
-                       : rank_by == RankBy::upper ? upper
-                                                  : expected;
-  return std::make_tuple(first, lower, upper, plan_key(plan));
+  return std::make_tuple(by_rank(rank_by, lower, expected, upper), lower, upper, plan_key(plan));
 }
 
 auto rank_key(const TrainingCandidate& candidate, RankBy rank_by) {

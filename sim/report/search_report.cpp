@@ -109,9 +109,7 @@ std::string training_loses_by(const TrainingCandidate& candidate, const Training
       std::max_element(growth.begin(), growth.end(),
                        [](const auto& a, const auto& b) { return a.second < b.second; });
   const auto step = [&](const TrainingCandidate& plan) {
-    return rank_by == RankBy::lower   ? plan.step_lower
-           : rank_by == RankBy::upper ? plan.step_upper
-                                      : plan.step_expected;
+    return by_rank(rank_by, plan.step_lower, plan.step_expected, plan.step_upper);
   };
   const std::string slower = seconds(step(candidate) - step(above));
   const std::string change = plan_change(above.plan, candidate.plan);

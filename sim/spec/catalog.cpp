@@ -12,7 +12,6 @@
 #include <array>
 #include <cctype>
 #include <filesystem>
-#include <map>
 
 namespace rsim {
 namespace {
@@ -24,29 +23,19 @@ constexpr std::array kCatalogKinds{
     Named<CatalogKind>{CatalogKind::precisions, "precisions"},
 };
 
-// The YAML files of KIND in every preset folder, the first folder's winning a name.
+// The YAML presets of KIND, each described by its `name:`.
 std::vector<CatalogEntry> files_of(std::string_view kind) {
-  std::map<std::string, CatalogEntry> entries;
-  for (const std::filesystem::path& folder : preset_folders(kind)) {
-    std::error_code error;
-    for (const auto& file : std::filesystem::directory_iterator(folder, error)) {
-      if (file.path().extension() != ".yaml" || entries.contains(file.path().stem().string())) {
-        continue;
-      }
-      std::string description;
-      try {
-        const ConfigNode document = load_config_file(file.path());
-        const ConfigNode* name = document.find("name");
-        description = name != nullptr ? name->as_string() : std::string("(no name)");
-      } catch (const InputError& failure) {
-        description = std::string("(does not load: ") + failure.what() + ")";
-      }
-      entries[file.path().stem().string()] = {file.path().stem().string(), description};
-    }
-  }
   std::vector<CatalogEntry> result;
-  for (auto& [name, entry] : entries) {
-    result.push_back(std::move(entry));
+  for (const std::filesystem::path& file : preset_files(kind)) {
+    std::string description;
+    try {
+      const ConfigNode document = load_config_file(file);
+      const ConfigNode* name = document.find("name");
+      description = name != nullptr ? name->as_string() : std::string("(no name)");
+    } catch (const InputError& failure) {
+      description = std::string("(does not load: ") + failure.what() + ")";
+    }
+    result.push_back({file.stem().string(), description});
   }
   return result;
 }

@@ -50,17 +50,9 @@ std::filesystem::path find_preset(std::string_view name, std::string_view kind,
   }
   // The presets there are, and the nearest name to a bare one that is not among them.
   std::vector<std::string> names;
-  for (const fs::path& folder : preset_folders(kind)) {
-    std::error_code error;
-    for (const auto& file : fs::directory_iterator(folder, error)) {
-      const std::string stem = file.path().stem().string();
-      if (file.path().extension() == ".yaml" &&
-          std::find(names.begin(), names.end(), stem) == names.end()) {
-        names.push_back(stem);
-      }
-    }
+  for (const fs::path& file : preset_files(kind)) {
+    names.push_back(file.stem().string());
   }
-  std::sort(names.begin(), names.end());
   const std::optional<std::string> closest = is_path ? std::nullopt : closest_name(name, names);
   throw InputError(
       fmt::format("no {} preset or file '{}'{} (presets: {}; looked for {})", kind, name,
@@ -92,6 +84,24 @@ std::vector<std::filesystem::path> preset_folders(std::string_view kind) {
     folders.push_back(folder);
   }
   return folders;
+}
+
+std::vector<std::filesystem::path> preset_files(std::string_view kind) {
+  std::vector<std::filesystem::path> files;
+  for (const std::filesystem::path& folder : preset_folders(kind)) {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+      const std::filesystem::path& file = entry.path();
+      const bool seen = std::any_of(files.begin(), files.end(),
+                                    [&](const auto& other) { return other.stem() == file.stem(); });
+      if (file.extension() == ".yaml" && !seen) {
+        files.push_back(file);
+      }
+    }
+  }
+  std::sort(files.begin(), files.end(),
+            [](const auto& left, const auto& right) { return left.stem() < right.stem(); });
+  return files;
 }
 
 }  // namespace rsim

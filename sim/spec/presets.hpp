@@ -20,4 +20,7 @@ std::filesystem::path find_preset(std::string_view name, std::string_view kind,
 /// (./KIND, $RSIM_DATA_DIR/KIND, the source tree's KIND), each once.
 std::vector<std::filesystem::path> preset_folders(std::string_view kind);
 
+/// The YAML presets of KIND in those folders, a name once (the first folder's), by name.
+std::vector<std::filesystem::path> preset_files(std::string_view kind);
+
 }  // namespace rsim

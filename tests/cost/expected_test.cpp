@@ -38,6 +38,18 @@ rsim::Op all_reduce(double bytes, std::int64_t devices, bool sharp) {
   return op;
 }
 
+// hardware/h100_sxm.yaml with KEY set to VALUE, parsed: the error it gives, or "(no error)".
+std::string h100_error_of(const std::string& key, const std::string& value) {
+  auto document = rsim::load_config_file(rsim::test::source_path("hardware/h100_sxm.yaml"));
+  document.set_path(key, value, {"test", 1, 1});
+  try {
+    rsim::parse_hardware(document);
+  } catch (const rsim::InputError& error) {
+    return std::string(error.what());
+  }
+  return std::string("(no error)");
+}
+
 }  // namespace
 
 TEST_CASE("expected time of a matmul: roofs at their fractions plus a launch", "[expected]") {
@@ -88,26 +100,15 @@ TEST_CASE("expected time is never below the lower bound in any shipped scenario"
 }
 
 TEST_CASE("efficiency figures are checked: fraction, names, source", "[expected][hardware]") {
-  const auto path = rsim::test::source_path("hardware/h100_sxm.yaml");
-  const auto error_of = [&](const std::string& key, const std::string& value) {
-    auto document = rsim::load_config_file(path);
-    document.set_path(key, value, {"test", 1, 1});
-    try {
-      rsim::parse_hardware(document);
-    } catch (const rsim::InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string("(no error)");
-  };
-  CHECK_THAT(error_of("efficiency.compute.bf16.fraction", "1.5"),
+  CHECK_THAT(h100_error_of("efficiency.compute.bf16.fraction", "1.5"),
              Catch::Contains("a fraction of the roof in (0, 1], got 1.5"));
-  CHECK_THAT(error_of("efficiency.memory.hbm.fraction", "0"), Catch::Contains("(0, 1]"));
-  CHECK_THAT(error_of("efficiency.compute.fp4.fraction", "0.5"),
+  CHECK_THAT(h100_error_of("efficiency.memory.hbm.fraction", "0"), Catch::Contains("(0, 1]"));
+  CHECK_THAT(h100_error_of("efficiency.compute.fp4.fraction", "0.5"),
              Catch::Contains("the hardware has no compute path 'fp4'"));
-  CHECK_THAT(error_of("efficiency.network.ici.fraction", "0.5"),
+  CHECK_THAT(h100_error_of("efficiency.network.ici.fraction", "0.5"),
              Catch::Contains("no network tier 'ici' (it has: nvlink, ib)"));
-  CHECK_THAT(error_of("efficiency.kernel_overhead.time", "fast"), Catch::Contains("time"));
-  CHECK_THAT(error_of("efficiency.network.nvlink.processor_usage", "1.5"),
+  CHECK_THAT(h100_error_of("efficiency.kernel_overhead.time", "fast"), Catch::Contains("time"));
+  CHECK_THAT(h100_error_of("efficiency.network.nvlink.processor_usage", "1.5"),
              Catch::Contains("a share of the device's compute in [0, 1), got 1.5"));
 }
 
@@ -135,19 +136,8 @@ TEST_CASE("fused attention reaches its own fraction of the peak, per pass", "[ex
 }
 
 TEST_CASE("attention efficiency figures are checked", "[expected][hardware]") {
-  const auto path = rsim::test::source_path("hardware/h100_sxm.yaml");
-  const auto error_of = [&](const std::string& key, const std::string& value) {
-    auto document = rsim::load_config_file(path);
-    document.set_path(key, value, {"test", 1, 1});
-    try {
-      rsim::parse_hardware(document);
-    } catch (const rsim::InputError& error) {
-      return std::string(error.what());
-    }
-    return std::string("(no error)");
-  };
-  CHECK_THAT(error_of("efficiency.attention.forward.fraction", "1.2"),
+  CHECK_THAT(h100_error_of("efficiency.attention.forward.fraction", "1.2"),
              Catch::Contains("a fraction of the roof in (0, 1], got 1.2"));
-  CHECK_THAT(error_of("efficiency.attention.sideways", "{fraction: 0.5, source: x}"),
+  CHECK_THAT(h100_error_of("efficiency.attention.sideways", "{fraction: 0.5, source: x}"),
              Catch::Contains("sideways"));
 }
