@@ -39,7 +39,11 @@ TEST_CASE("a preset name that is not there gets the candidates and the closest",
   CHECK(rsim::closest_name("tpu_v5p", names) == "tpu_v5e");        // one letter off
   CHECK(rsim::closest_name("THOR_T5000", names) == "thor_t5000");  // case
   CHECK(rsim::closest_name("mi300x", names) == std::nullopt);      // nothing near
-  CHECK_THROWS_WITH(rsim::find_preset("h100", "hardware", {}),
+  // The shipped library, in name order (hardware/*.yaml).
+  CHECK_THROWS_WITH(rsim::find_preset("h100_sx", "hardware", {}),
                     Catch::Contains("did you mean 'h100_sxm'?") &&
-                        Catch::Contains("presets: h100_sxm, thor_t5000, tpu_v5e"));
+                        Catch::Contains("presets: a100_sxm_40gb, a100_sxm_80gb, b200, "
+                                        "gb200_nvl72, h100_pcie, h100_sxm, h200_sxm, l4, l40s, "
+                                        "mi300x, mi325x, orin_agx_64gb, rtx_4090, thor_t5000, "
+                                        "tpu_v4, tpu_v5e, tpu_v5p, tpu_v6e"));
 }

@@ -81,7 +81,9 @@ TEST_CASE("each class of bad scenario input is a file:line:col error", "[scenari
        ":4:35: error: 'workload.batch': expected a whole number ≥ 1, got \"many\""},
       {"scenario_missing_hardware.yaml",
        ":2:11: error: 'hardware': no hardware preset or file 'thor_t9000'; did you mean "
-       "'thor_t5000'? (presets: h100_sxm, thor_t5000, tpu_v5e; looked for"},
+       "'thor_t5000'? (presets: a100_sxm_40gb, a100_sxm_80gb, b200, gb200_nvl72, h100_pcie, "
+       "h100_sxm, h200_sxm, l4, l40s, mi300x, mi325x, orin_agx_64gb, rtx_4090, thor_t5000, "
+       "tpu_v4, tpu_v5e, tpu_v5p, tpu_v6e; looked for"},
       {"scenario_composite_seq_len.yaml",
        ":4:47: error: 'workload.seq_len': 'pi0.5' is a composite model"},
       {"scenario_unknown_mode.yaml",
