@@ -5,24 +5,14 @@
 // ROCm GPU specifications table, NVIDIA's L4 and L40S datasheets, NVIDIA's Ada architecture white
 // paper (v2.02, Appendix A Table 2), the Jetson AGX Orin technical brief and NVIDIA's
 // nvpmodel_p3701_0000.conf, never from rsim's output.
-#include "sim/analysis/thresholds.hpp"
-#include "sim/spec/hardware.hpp"
-#include "test_paths.hpp"
+#include "hardware_fixture.hpp"
 
 #include <catch2/catch.hpp>
 
-using rsim::test::source_path;
+using rsim::test::ridge_of;
+using rsim::test::roofs_of;
 
 namespace {
-
-rsim::Roofs roofs_of(const std::string& preset, const std::string& mode = "") {
-  const auto spec = rsim::load_hardware(source_path("hardware/" + preset + ".yaml"));
-  return rsim::resolve_roofs(spec, mode, {});
-}
-
-double ridge_of(const rsim::Roofs& roofs, const std::string& path) {
-  return rsim::ridge(roofs.find_path(path)->peak, *roofs.main_memory().bandwidth);
-}
 
 // A figure typed with a decimal point parses as number × prefix: compare within rounding.
 Approx exactly(double value) { return Approx(value).epsilon(1e-12); }

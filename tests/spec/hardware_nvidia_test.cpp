@@ -1,39 +1,14 @@
 // SPDX-License-Identifier: MIT
 // The NVIDIA presets (A100 40/80 GB, H100 PCIe, H200, B200, GB200 NVL72): every expected value is
 // typed from the datasheet or spec page named beside it, never from rsim's output.
-#include "sim/analysis/thresholds.hpp"
-#include "sim/spec/hardware.hpp"
-#include "test_paths.hpp"
+#include "hardware_fixture.hpp"
 
 #include <catch2/catch.hpp>
 
-using rsim::test::source_path;
-
-namespace {
-
-rsim::Roofs roofs_of(const std::string& preset, const std::string& mode = "",
-                     const rsim::RoofOverrides& overrides = {}) {
-  const auto spec = rsim::load_hardware(source_path("hardware/" + preset + ".yaml"));
-  return rsim::resolve_roofs(spec, mode, overrides);
-}
-
-double ridge_of(const rsim::Roofs& roofs, const std::string& path) {
-  return rsim::ridge(roofs.find_path(path)->peak, *roofs.main_memory().bandwidth);
-}
-
-double peak_of(const rsim::Roofs& roofs, const std::string& path) {
-  const auto* found = roofs.find_path(path);
-  REQUIRE(found != nullptr);
-  return found->peak.si();
-}
-
-const rsim::NetworkTier& network_of(const rsim::Roofs& roofs, const std::string& tier) {
-  const auto* found = roofs.find_network(tier);
-  REQUIRE(found != nullptr);
-  return *found;
-}
-
-}  // namespace
+using rsim::test::network_of;
+using rsim::test::peak_of;
+using rsim::test::ridge_of;
+using rsim::test::roofs_of;
 
 TEST_CASE("A100 SXM4 40GB matches the A100 datasheet", "[hardware][library]") {
   const auto r = roofs_of("a100_sxm_40gb");

@@ -1,27 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "sim/spec/hardware.hpp"
 
-#include "sim/analysis/thresholds.hpp"
+#include "hardware_fixture.hpp"
 #include "sim/base/error.hpp"
-#include "test_paths.hpp"
 
 #include <catch2/catch.hpp>
 
+using rsim::test::ridge_of;
+using rsim::test::roofs_of;
 using rsim::test::source_path;
-
-namespace {
-
-rsim::Roofs roofs_of(const std::string& preset, const std::string& mode = "",
-                     const rsim::RoofOverrides& overrides = {}) {
-  const auto spec = rsim::load_hardware(source_path("hardware/" + preset + ".yaml"));
-  return rsim::resolve_roofs(spec, mode, overrides);
-}
-
-double ridge_of(const rsim::Roofs& roofs, const std::string& path) {
-  return rsim::ridge(roofs.find_path(path)->peak, *roofs.main_memory().bandwidth);
-}
-
-}  // namespace
 
 TEST_CASE("every shipped hardware preset loads", "[hardware]") {
   for (const auto& entry : std::filesystem::directory_iterator(source_path("hardware"))) {

@@ -3,26 +3,12 @@
 // value below is copied by hand from Google Cloud's TPU system-architecture pages
 // (cloud.google.com/tpu/docs/v4, /v5p, /v6e), Google's v5p launch post and the JAX scaling book
 // (jax-ml/scaling-book tpus.md), never from rsim's output.
-#include "sim/analysis/thresholds.hpp"
-#include "sim/spec/hardware.hpp"
-#include "test_paths.hpp"
+#include "hardware_fixture.hpp"
 
 #include <catch2/catch.hpp>
 
-using rsim::test::source_path;
-
-namespace {
-
-rsim::Roofs roofs_of(const std::string& preset) {
-  const auto spec = rsim::load_hardware(source_path("hardware/" + preset + ".yaml"));
-  return rsim::resolve_roofs(spec, "", {});
-}
-
-double ridge_of(const rsim::Roofs& roofs, const std::string& path) {
-  return rsim::ridge(roofs.find_path(path)->peak, *roofs.main_memory().bandwidth);
-}
-
-}  // namespace
+using rsim::test::ridge_of;
+using rsim::test::roofs_of;
 
 TEST_CASE("TPU v4 preset matches Google Cloud and the scaling book", "[hardware][library]") {
   const auto r = roofs_of("tpu_v4");
