@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build clang-format clang-tidy
           libyaml-cpp-dev libeigen3-dev libboost-graph-dev libtbb-dev
           catch2 libbenchmark-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+          clang libclang-rt-14-dev  # the fuzz preset: clang 14 and its libFuzzer
           librsvg2-bin chromium)  # the last two render the charts and the HTML report in tests
 missing=()
 for p in "${packages[@]}"; do

@@ -100,7 +100,16 @@ Roofs scenario_roofs(const Scenario& scenario, std::string_view mode, const Roof
 ShardedGraph planned_graph(const Scenario& scenario) {
   ShardedGraph planned{build_graph(scenario), {}, 1.0};
   if (scenario.plan.devices() > 1) {
-    planned = shard_graph(planned.graph, scenario.plan);
+    try {
+      planned = shard_graph(planned.graph, scenario.plan);
+    } catch (const PlanError& error) {
+      // A split found not to divide keeps the position of the file's `plan:` (issue 23 #7).
+      if (!scenario.plan.written_at) {
+        throw;
+      }
+      throw PlanError(error.problem(), format_diagnostic(*scenario.plan.written_at,
+                                                         fmt::format("'plan': {}", error.what())));
+    }
   }
   return planned;
 }

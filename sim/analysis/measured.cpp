@@ -182,6 +182,11 @@ MeasuredKernel finish(const KernelRows& rows, const std::string& file) {
   if (counted) {
     kernel.sass_flops = Flops(flops);
   }
+  // Each value is finite, but sums of values near 1e308 are not (issue 23 #1: "inf B/s").
+  if (!std::isfinite(kernel.dram_bytes.si()) || !std::isfinite(flops)) {
+    fail(file, kernel.line,
+         fmt::format("{}: its DRAM bytes or FLOPs add up beyond a double's range", who));
+  }
   return kernel;
 }
 
@@ -203,6 +208,11 @@ void add_row(KernelRows& rows, const std::vector<std::string>& fields, const Col
                      units_of(spec->quantity)));
   }
   const double si = parse_value(fields[columns.value], metric, file, number) * unit->to_si;
+  if (!std::isfinite(si)) {
+    fail(file, number,
+         fmt::format("{}: {} {} is beyond a double's range in SI units", metric,
+                     fields[columns.value], unit_text));
+  }
   const auto [it, inserted] = rows.metrics.emplace(metric, std::pair{si, number});
   if (!inserted && it->second.first != si) {
     fail(file, number,

@@ -3,6 +3,8 @@
 
 #include "sim/base/error.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 namespace rsim {
@@ -100,7 +102,30 @@ DecodeRequest analyze_request(const Scenario& scenario, const Roofs& roofs) {
   return request;
 }
 
+namespace {
+RunResult analyze_run(Scenario scenario, Roofs roofs, TileCache* cache);
+}  // namespace
+
 RunResult analyze(Scenario scenario, Roofs roofs, TileCache* cache) {
+  // Sizes past 2^63 are found only when the graph is built and costed; they come from the
+  // workload, so they are reported at its key (issue 23 #7: no file, no line).
+  const std::optional<SourceMark> workload = scenario.workload.written_at;
+  try {
+    return analyze_run(std::move(scenario), std::move(roofs), cache);
+  } catch (const SizeOverflowError& error) {
+    if (!workload) {
+      throw;
+    }
+    throw ConfigError(*workload, fmt::format("'workload': {}: the batch and lengths are too "
+                                             "large for this model",
+                                             error.what()));
+  }
+}
+
+namespace {
+
+// The step, and for a decode request its whole span of steps.
+RunResult analyze_run(Scenario scenario, Roofs roofs, TileCache* cache) {
   if (scenario.workload.phase != Phase::decode || scenario.workload.decode_steps == 0) {
     return analyze_step(std::move(scenario), std::move(roofs), cache);
   }
@@ -111,5 +136,7 @@ RunResult analyze(Scenario scenario, Roofs roofs, TileCache* cache) {
   run.request = std::move(request);
   return run;
 }
+
+}  // namespace
 
 }  // namespace rsim

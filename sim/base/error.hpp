@@ -21,6 +21,13 @@ class InputError : public std::runtime_error {
 
 /// A configuration error at a position in a YAML file. what() reads like a compiler diagnostic:
 /// "hardware/h100.yaml:12:18: error: 'bandwidth': expected a bandwidth like \"273 GB/s\"".
+/// A size past 2^63 (tensor elements or bytes) found when a graph is built or costed: the
+/// workload is too large for the model. Analysis reports it at the scenario's `workload:` key.
+class SizeOverflowError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 class ConfigError : public InputError {
  public:
   ConfigError(SourceMark mark, const std::string& message);

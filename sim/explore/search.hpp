@@ -78,7 +78,7 @@ struct SearchResult {
 std::vector<std::int64_t> divisors(std::int64_t value);
 
 /// The most devices a search plans for: 2^24 (a search enumerates every split of them).
-inline constexpr std::int64_t kMaxSearchDevices = std::int64_t{1} << 24;
+inline constexpr std::int64_t kMaxSearchDevices = kMaxMeshDevices;
 /// InputError naming --devices unless 1 ≤ devices ≤ kMaxSearchDevices.
 void check_search_devices(std::int64_t devices);
 

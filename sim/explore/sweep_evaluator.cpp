@@ -3,6 +3,7 @@
 
 #include "sim/base/error.hpp"
 #include "sim/base/parallel.hpp"
+#include "sim/spec/workload.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -105,6 +106,14 @@ void SweepEvaluator::evaluate_batch(const Base& base, std::int64_t batch, SweepP
   if (!base.error.empty()) {
     point.error = labels_.intern(base.error);
     return;
+  }
+  // The checks the file's batch passes at load (issue 23 #6: this path skipped them).
+  if (base.scenario->workload.phase == Phase::train) {
+    if (const auto error =
+            microbatch_split_error(batch, base.scenario->workload.training.microbatches)) {
+      point.error = labels_.intern("workload.batch: " + *error);
+      return;
+    }
   }
   try {
     if (base.line && base.line->usable()) {

@@ -87,7 +87,8 @@ std::int64_t Tensor::elements() const {
   for (const Axis& axis : axes) {
     // A workload large enough to overflow 64 bits is an input error, not a silent wrap.
     if (__builtin_mul_overflow(product, axis.size, &product)) {
-      throw InputError(fmt::format("tensor {} {} has more than 2^63 elements", name, shape()));
+      throw SizeOverflowError(
+          fmt::format("tensor {} {} has more than 2^63 elements", name, shape()));
     }
   }
   return product;

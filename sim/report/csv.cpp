@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 
 namespace rsim {
 namespace {
@@ -18,6 +20,12 @@ std::string csv_cell(const nlohmann::ordered_json& value) {
     return csv_field(value.is_string() ? value.get<std::string>() : value.dump());
   }
   if (value.is_number_float()) {
+    if (!std::isfinite(value.get<double>())) {
+      // No inf or NaN may reach an output (issue 23): it is rsim's bug, not the reader's.
+      throw std::logic_error(
+          "internal: a non-finite number in a CSV cell (please report it "
+          "with the input)");
+    }
     return fmt::format("{:.17g}", value.get<double>());
   }
   return value.dump();

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/json.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 namespace rsim {
@@ -547,6 +550,28 @@ Json matmul_to_json(const MatmulResult& result) {
   record["bound_tier"] = cost.bound_tier.empty() ? Json(nullptr) : Json(cost.bound_tier);
   add_tier_records(record, cost, 1.0);
   return record;
+}
+
+std::optional<std::string> find_non_finite(const nlohmann::ordered_json& json) {
+  if (json.is_number_float()) {
+    return std::isfinite(json.get<double>()) ? std::nullopt : std::optional<std::string>("");
+  }
+  if (json.is_object()) {
+    for (const auto& item : json.items()) {
+      if (auto path = find_non_finite(item.value())) {
+        return path->empty() || path->front() == '[' ? item.key() + *path
+                                                     : item.key() + "." + *path;
+      }
+    }
+  } else if (json.is_array()) {
+    for (std::size_t index = 0; index < json.size(); ++index) {
+      if (auto path = find_non_finite(json[index])) {
+        return fmt::format("[{}]{}{}", index, path->empty() || path->front() == '[' ? "" : ".",
+                           *path);
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace rsim

@@ -29,4 +29,9 @@ nlohmann::ordered_json op_record(const Op& op, const OpCost& cost, double expect
 /// The flat record of one (compute path, memory tier) ridge.
 nlohmann::ordered_json ridge_record(const Roofs& roofs, const Ridge& ridge);
 
+/// The key path ("ops[3].t_math_s") of the first inf or NaN in `json`, or nullopt. A JSON writer
+/// prints both as null, which a reader takes for "not applicable" (issue 23: no inf or NaN may
+/// reach an output); the CLI refuses to print a document that has one.
+std::optional<std::string> find_non_finite(const nlohmann::ordered_json& json);
+
 }  // namespace rsim

@@ -80,6 +80,11 @@ MemoryTier parse_memory_tier(const ConfigNode::Entry& entry) {
     tier.bandwidth = BytesPerSecond(bandwidth->as_quantity(Dimension::byte_rate));
   }
   tier.capacity = Bytes(node.at("capacity").as_quantity(Dimension::bytes));
+  if (tier.capacity.si() < 1.0) {
+    // A tile must fit at least one byte; 1e-5 B made every tile empty and every time inf.
+    node.at("capacity")
+        .fail(fmt::format("a capacity of {} B is less than one byte", tier.capacity.si()));
+  }
   if (const ConfigNode* count = node.find("count")) {
     tier.count = count->as_positive_int();
   }
@@ -255,6 +260,21 @@ HardwareSpec parse_hardware(const ConfigNode& document) {
   }
   if (spec.memory.empty() || !contains(kMainMemoryTiers, spec.memory.front().name)) {
     memory.fail("the first memory tier must be main memory: dram or hbm");
+  }
+  // Each tier serves the one inside it, so the order is the hierarchy: main memory, L2, the
+  // per-SM/core scratchpad (SMEM or VMEM), registers. A tier out of place was costed as if it
+  // held the next one's tiles (issue 23 #6).
+  const auto depth = [](std::string_view name) {
+    return name == "l2" ? 1 : name == "smem" || name == "vmem" ? 2 : name == "registers" ? 3 : 0;
+  };
+  for (std::size_t index = 1; index < spec.memory.size(); ++index) {
+    const std::string& outer = spec.memory[index - 1].name;
+    const std::string& inner = spec.memory[index].name;
+    if (depth(inner) <= depth(outer)) {
+      throw ConfigError(memory.at(inner).mark(),
+                        fmt::format("'memory.{}' after '{}': list the tiers outermost first ({})",
+                                    inner, outer, "dram or hbm, l2, smem or vmem, registers"));
+    }
   }
   if (!spec.memory.front().bandwidth) {
     memory.at(spec.memory.front().name).fail("main memory needs a 'bandwidth'");

@@ -314,6 +314,17 @@ HfConfig parse_json(const std::string& text, const std::string& file) {
   } catch (const Json::parse_error& error) {
     throw ConfigError(mark_at(file, text, error.byte),
                       "invalid JSON: " + parse_error_reason(error.what()));
+  } catch (const Json::out_of_range& error) {
+    // "number overflow parsing '1e999'" (out_of_range.406) carries no position: find the number.
+    const std::string what = error.what();
+    const std::size_t open = what.find('\'');
+    const std::size_t close = what.rfind('\'');
+    const std::string number =
+        open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
+    const std::size_t at = number.empty() ? std::string::npos : text.find(number);
+    throw ConfigError(mark_at(file, text, at == std::string::npos ? 0 : at + 1),
+                      fmt::format("invalid JSON: the number {} is beyond a double's range",
+                                  number.empty() ? "here" : number));
   }
   if (!root.is_object()) {
     throw ConfigError(
@@ -476,7 +487,14 @@ TransformerSpec parse_hf_config(const std::string& text, const std::string& file
   if (const auto intermediate = config.optional_size(kIntermediate)) {
     spec.intermediate_size = *intermediate;
   } else if (architecture.default_ffn_multiple > 0) {
-    spec.intermediate_size = architecture.default_ffn_multiple * spec.hidden_size;
+    // 4 × hidden_size past 2^63 wrapped to 0 and was written as intermediate_size: 0 (issue 23).
+    if (__builtin_mul_overflow(architecture.default_ffn_multiple, spec.hidden_size,
+                               &spec.intermediate_size)) {
+      config.fail(*config.used_key(kHiddenSize),
+                  fmt::format("{} × hidden_size {} (the MLP width of {}) overflows 2^63",
+                              architecture.default_ffn_multiple, spec.hidden_size,
+                              architecture.model_type));
+    }
   } else {
     config.fail_missing("'intermediate_size'");
   }

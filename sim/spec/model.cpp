@@ -37,6 +37,16 @@ VisionInput parse_vision(const ConfigNode& node) {
   vision.image_size = node.at("image_size").as_positive_int();
   vision.patch_size = node.at("patch_size").as_positive_int();
   vision.num_channels = node.at("num_channels").as_positive_int();
+  // Tokens per image are (image_size / patch_size)²; past 4096² (16.7 M, against SigLIP's 256 or
+  // 729) the activations' byte counts overflow downstream (issue 23 #2: negative bytes and times).
+  constexpr std::int64_t kMaxPatchesPerSide = 4096;
+  if (vision.image_size / vision.patch_size > kMaxPatchesPerSide) {
+    node.at("image_size")
+        .fail(fmt::format("image_size / patch_size = {} patches per side; at most {} (a {}² "
+                          "token image)",
+                          vision.image_size / vision.patch_size, kMaxPatchesPerSide,
+                          kMaxPatchesPerSide));
+  }
   if (vision.image_size % vision.patch_size != 0) {
     node.at("patch_size")
         .fail(fmt::format("image_size {} is not a multiple of patch_size {}", vision.image_size,
@@ -211,14 +221,15 @@ ParameterCount count_parameters(const TransformerSpec& spec) {
   count.embedding = multiply_add(spec.vocab_size, spec.hidden_size);
   if (spec.vision) {
     const VisionInput& vision = *spec.vision;
-    count.embedding +=
-        vision.num_channels * vision.patch_size * vision.patch_size * spec.hidden_size +
-        spec.hidden_size;
+    count.embedding =
+        multiply_add(multiply_add(multiply_add(vision.num_channels, vision.patch_size),
+                                  multiply_add(vision.patch_size, spec.hidden_size)),
+                     1, multiply_add(spec.hidden_size, 1, count.embedding));
   }
   if (spec.position == PositionEmbedding::learned) {
     const std::int64_t positions =
         spec.vision ? spec.vision->tokens() : spec.max_position_embeddings;
-    count.embedding += positions * spec.hidden_size;
+    count.embedding = multiply_add(positions, spec.hidden_size, count.embedding);
   }
   count.layers = multiply_add(spec.num_layers, block_parameters(spec, nullptr));
   if (spec.moe()) {

@@ -62,8 +62,17 @@ StageSpec parse_stage(const ConfigNode& node, const ModelSpec& model, const Pres
     node.at("name").fail(fmt::format("a stage named '{}' already exists", stage.name));
   }
   const ConfigNode& component = node.at("component");
-  const auto component_path =
-      resolve(component.as_string(), "models", std::filesystem::path(node.mark().file));
+  // A component that is not found is this file's error, at its 'component' key (it was blamed on
+  // the scenario's 'model:' key, issue 23 #7).
+  std::filesystem::path component_path;
+  try {
+    component_path =
+        resolve(component.as_string(), "models", std::filesystem::path(node.mark().file));
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const InputError& error) {
+    component.fail(error.what());
+  }
   stage.component = load_component(component_path, files);
   const TransformerSpec& spec = stage.component;
   if (spec.vision) {
@@ -145,6 +154,16 @@ ModelSpec parse_composite(const ConfigNode& document, const PresetResolver& reso
   const ConfigNode& stages = document.at("stages");
   for (const ConfigNode& stage_node : stages.items()) {
     model.stages.push_back(parse_stage(stage_node, model, resolve, files));
+    // A stage reads its upstream stage's output, its own embedded tokens, its images or its
+    // 'pre' layers; the first has no upstream (issue 23 #4: an internal error later).
+    const StageSpec& stage = model.stages.back();
+    if (model.stages.size() == 1 && !stage.component.vision && stage.embedded_tokens == 0 &&
+        stage.pre.empty()) {
+      stage_node.fail(fmt::format(
+          "the first stage '{}' has no input: give it 'embedded_tokens' (tokens looked up in "
+          "{}'s embedding) or 'pre' layers, or put a vision stage before it",
+          stage.name, stage.component.name));
+    }
   }
   if (model.stages.empty()) {
     stages.fail("expected at least one stage");

@@ -11,6 +11,26 @@
 namespace rsim {
 namespace {
 
+std::string tier_names(const HardwareSpec& hardware) {
+  std::vector<std::string> names;
+  for (const NetworkTier& candidate : hardware.network) {
+    names.push_back(candidate.name);
+  }
+  return names.empty() ? std::string("none; it is a single device")
+                       : fmt::format("{}", fmt::join(names, ", "));
+}
+
+const NetworkTier& find_tier(std::string_view name, const HardwareSpec& hardware) {
+  for (const NetworkTier& candidate : hardware.network) {
+    if (candidate.name == name) {
+      return candidate;
+    }
+  }
+  throw PlanError(PlanProblem::unknown_tier,
+                  fmt::format("{} has no network tier '{}' (tiers: {})", hardware.name, name,
+                              tier_names(hardware)));
+}
+
 // "8 over nvlink" → {8, "nvlink"}.
 MeshAxis parse_mesh_axis(const ConfigNode::Entry& entry, const HardwareSpec& hardware) {
   const ConfigNode& node = entry.value;
@@ -28,6 +48,13 @@ MeshAxis parse_mesh_axis(const ConfigNode::Entry& entry, const HardwareSpec& har
   }
   MeshAxis axis{entry.key, size, text.substr(over + 6)};
   try {
+    // A file's axis of one device names real tiers too ("1 over bogus" passed silently); the
+    // search's own one-device axes are checked by size alone.
+    for (std::string_view rest = axis.network; !rest.empty();) {
+      const std::size_t plus = rest.find('+');
+      (void)find_tier(rest.substr(0, plus), hardware);
+      rest = plus == std::string_view::npos ? std::string_view() : rest.substr(plus + 1);
+    }
     check_mesh_axis(axis, hardware);
   } catch (const PlanError& error) {
     node.fail(error.what());
@@ -38,7 +65,16 @@ MeshAxis parse_mesh_axis(const ConfigNode::Entry& entry, const HardwareSpec& har
 std::vector<std::pair<std::string, std::string>> parse_rules(const ConfigNode& node,
                                                              const Plan& plan) {
   std::vector<std::pair<std::string, std::string>> rules;
+  // A rule for an axis no tensor carries ("head" for "heads") would shard nothing, silently.
+  static const std::vector<std::string_view> kLogicalAxes{
+      logical_axis::batch, logical_axis::seq,      logical_axis::embed,
+      logical_axis::heads, logical_axis::kv_heads, logical_axis::mlp,
+      logical_axis::vocab, logical_axis::experts,  logical_axis::layers};
   for (const ConfigNode::Entry& entry : node.entries()) {
+    if (std::find(kLogicalAxes.begin(), kLogicalAxes.end(), entry.key) == kLogicalAxes.end()) {
+      throw ConfigError(entry.key_mark, fmt::format("'{}' is no logical axis (axes: {})", entry.key,
+                                                    fmt::join(kLogicalAxes, ", ")));
+    }
     if (entry.value.kind() == ConfigNode::Kind::null) {
       rules.emplace_back(entry.key, "");  // explicitly replicated
       continue;
@@ -95,37 +131,21 @@ PlanError::PlanError(PlanProblem problem, const std::string& message)
     : InputError(message), problem_(problem) {}
 
 void check_mesh_axis(const MeshAxis& axis, const HardwareSpec& hardware) {
-  std::vector<std::string> names;
-  for (const NetworkTier& candidate : hardware.network) {
-    names.push_back(candidate.name);
-  }
   // "8 over ", "8 over nvlink+": a tier name left out (issue 23: an internal error later).
   const std::string_view network = axis.network;
   if (axis.size > 1 && (network.empty() || network.front() == '+' || network.back() == '+' ||
                         network.find("++") != std::string_view::npos)) {
     throw PlanError(PlanProblem::unknown_tier,
                     fmt::format("'{}' names no network tier after 'over' (tiers: {})", axis.network,
-                                names.empty() ? std::string("none; it is a single device")
-                                              : fmt::format("{}", fmt::join(names, ", "))));
+                                tier_names(hardware)));
   }
   // "nvlink+ib": a hierarchy, innermost first; each inner tier holds whole groups of the axis.
   std::string_view rest = axis.network;
   std::int64_t remaining = axis.size;
   while (axis.size > 1 && !rest.empty()) {
     const std::size_t plus = rest.find('+');
-    const std::string tier_name(rest.substr(0, plus));
+    const NetworkTier* tier = &find_tier(rest.substr(0, plus), hardware);
     rest = plus == std::string_view::npos ? std::string_view() : rest.substr(plus + 1);
-    const NetworkTier* tier = nullptr;
-    for (const NetworkTier& candidate : hardware.network) {
-      tier = candidate.name == tier_name ? &candidate : tier;
-    }
-    if (tier == nullptr) {
-      throw PlanError(
-          PlanProblem::unknown_tier,
-          fmt::format("{} has no network tier '{}' (tiers: {})", hardware.name, tier_name,
-                      names.empty() ? std::string("none; it is a single device")
-                                    : fmt::format("{}", fmt::join(names, ", "))));
-    }
     if (!rest.empty() && tier->devices > 0) {
       const std::int64_t group = std::min(remaining, tier->devices);
       if (remaining % group != 0) {
@@ -393,6 +413,7 @@ Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware) {
   }
   node.allow_only({"preset", "mesh", "rules", "weight_rules", "in_network_reduction", "zero_stage",
                    "vocab_padding"});
+  plan.written_at = node.mark();
   if (const ConfigNode* reduction = node.find("in_network_reduction")) {
     plan.in_network_reduction = reduction->as_bool();
   }
@@ -401,6 +422,13 @@ Plan parse_plan(const ConfigNode& node, const HardwareSpec& hardware) {
       throw ConfigError(entry.key_mark, fmt::format("mesh axis '{}' appears twice", entry.key));
     }
     plan.mesh.push_back(parse_mesh_axis(entry, hardware));
+  }
+  std::int64_t devices = 1;
+  for (const MeshAxis& axis : plan.mesh) {
+    if (__builtin_mul_overflow(devices, axis.size, &devices) || devices > kMaxMeshDevices) {
+      node.at("mesh").fail(
+          fmt::format("the mesh axes multiply to more than {} devices", kMaxMeshDevices));
+    }
   }
   try {
     check_domains(plan, hardware);

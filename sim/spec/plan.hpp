@@ -29,6 +29,10 @@ inline constexpr std::string_view experts = "experts";
 inline constexpr std::string_view layers = "layers";  ///< pipeline stages: the layer stack
 }  // namespace logical_axis
 
+/// The most devices a mesh may hold: 2^24, 16.7 M, far beyond any machine built (a product of
+/// axes past it overflowed to 0 devices and printed "inf per device", issue 23 #2).
+inline constexpr std::int64_t kMaxMeshDevices = std::int64_t{1} << 24;
+
 /// One named axis of the device mesh and the network tier its devices talk over.
 struct MeshAxis {
   std::string name;  ///< e.g. "data", "model"
@@ -41,6 +45,9 @@ struct MeshAxis {
 /// tensor; `weight_rules` override them for weights only (FSDP shards weights, not activations).
 struct Plan {
   std::string name = "single";  ///< a preset name or "custom"
+  /// Where a scenario file wrote this plan (its `plan:` key): a split found not to divide when
+  /// the graph is sharded is reported there. None for plans a search builds.
+  std::optional<SourceMark> written_at;
   std::vector<MeshAxis> mesh;
   std::vector<std::pair<std::string, std::string>> rules;
   std::vector<std::pair<std::string, std::string>> weight_rules;

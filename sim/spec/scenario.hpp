@@ -92,6 +92,9 @@ std::string_view to_string(Phase phase);
 /// `context` cached tokens (one step of autoregressive generation); train: forward, backward and
 /// the optimizer step over `batch` sequences of `seq_len` tokens.
 struct Workload {
+  /// Where the scenario file wrote `workload:`: tensor sizes found too large when the graph is
+  /// built are reported there.
+  std::optional<SourceMark> written_at;
   Phase phase = Phase::prefill;
   std::int64_t batch = 1;    ///< sequences (train: the global batch of one step)
   std::int64_t seq_len = 0;  ///< prefill of a single-stage model; composites fix their lengths

@@ -83,9 +83,8 @@ Workload parse_training(const ConfigNode& node, ModelSpec& model) {
   Training& training = workload.training;
   if (const ConfigNode* microbatches = node.find("microbatches")) {
     training.microbatches = microbatches->as_positive_int();
-    if (workload.batch % training.microbatches != 0) {
-      microbatches->fail(fmt::format("{} sequences do not split into {} equal microbatches",
-                                     workload.batch, training.microbatches));
+    if (const auto error = microbatch_split_error(workload.batch, training.microbatches)) {
+      microbatches->fail(*error);
     }
   }
   if (const ConfigNode* recompute = node.find("recompute")) {
@@ -121,12 +120,20 @@ Workload parse_training(const ConfigNode& node, ModelSpec& model) {
 
 }  // namespace
 
+std::optional<std::string> microbatch_split_error(std::int64_t batch, std::int64_t microbatches) {
+  if (microbatches < 1 || batch % microbatches == 0) {
+    return std::nullopt;
+  }
+  return fmt::format("{} sequences do not split into {} equal microbatches", batch, microbatches);
+}
+
 Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
   node.allow_only({"phase", "batch", "seq_len", "context", "decode_steps", "lm_head",
                    "global_batch_tokens", "microbatches", "recompute", "optimizer",
                    "pipeline_interleave", "overlap_gradients", "overlap_tensor", "overlap_weights",
                    "offload"});
   Workload workload;
+  workload.written_at = node.mark();
   const std::string phase_name = node.at("phase").as_choice({"prefill", "decode", "train"});
   workload.phase = phase_name == "train"    ? Phase::train
                    : phase_name == "decode" ? Phase::decode

@@ -7,10 +7,18 @@
 #include "sim/spec/model.hpp"
 #include "sim/spec/scenario.hpp"
 
+#include <cstdint>
+#include <optional>
+#include <string>
+
 namespace rsim {
 
 /// Parses `workload:` against the model it runs (single-stage lengths go into its stage; a
 /// decode step sets the stage's context). Errors name file:line:col and the key.
 Workload parse_workload(const ConfigNode& node, ModelSpec& model);
+
+/// Why `batch` sequences do not split into `microbatches` equal microbatches, or nullopt when
+/// they do (a training step's batch, from the file, --set or a sweep's batch axis alike).
+std::optional<std::string> microbatch_split_error(std::int64_t batch, std::int64_t microbatches);
 
 }  // namespace rsim

@@ -51,7 +51,11 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   } catch (const CLI::CallForAllHelp& help) {
     return app.exit(help, out, err);
   } catch (const CLI::ParseError& error) {
-    app.exit(error, out, err);
+    // CLI11's own text ("--devices: Value 0 not in range …") without rsim's prefix and with no
+    // hint of where to look (issue 23 #7): every usage error reads like every other error.
+    const std::string help =
+        first.empty() || first[0] == '-' ? "rsim --help" : "rsim " + first + " --help";
+    err << fmt::format("rsim: {} (see {})\n", error.what(), help);
     return cli::kExitInput;
   }
   try {

@@ -2,17 +2,43 @@
 #include "options.hpp"
 
 #include "sim/base/error.hpp"
+#include "sim/spec/catalog.hpp"
 #include "sim/spec/efficiency.hpp"
+#include "sim/spec/plan.hpp"
 #include "sim/spec/presets.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
 
 namespace rsim::cli {
+
+namespace {
+
+CLI::Validator number_at_least(double least, bool strict, const std::string& expected) {
+  return CLI::Validator(
+      [least, strict, expected](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = std::strtod(text.c_str(), &end);
+        const bool whole = !text.empty() && end == text.c_str() + text.size();
+        if (whole && std::isfinite(value) && (strict ? value > least : value >= least)) {
+          return {};
+        }
+        return fmt::format("expected {}, got '{}'", expected, text);
+      },
+      expected);
+}
+
+}  // namespace
+
+CLI::Validator positive_number() { return number_at_least(0, true, "a number > 0"); }
+
+CLI::Validator non_negative_number() { return number_at_least(0, false, "a number >= 0"); }
 
 void add_roof_options(CLI::App& command, RoofOptions& options) {
   command.add_option("--mode", options.mode, "Power/clock mode (default: the hardware's default)");
@@ -104,6 +130,17 @@ ScenarioOverrides scenario_overrides(const ScenarioOptions& options) {
     overrides.sets.emplace_back("precision", options.precision);
   }
   if (!options.plan.empty()) {
+    // Checked here: an unknown name used to surface as "missing required key 'plan.mesh'".
+    std::vector<std::string> names;
+    for (const PlanPreset& preset : plan_presets()) {
+      names.emplace_back(preset.name);
+    }
+    if (std::find(names.begin(), names.end(), options.plan) == names.end()) {
+      const auto closest = closest_name(options.plan, names);
+      throw InputError(fmt::format("--plan: no plan preset '{}'{} (presets: {})", options.plan,
+                                   closest ? fmt::format("; did you mean '{}'?", *closest) : "",
+                                   fmt::join(names, ", ")));
+    }
     overrides.sets.emplace_back("plan.preset", options.plan);
   }
   if (!options.roofs.calibration.empty()) {

@@ -13,9 +13,17 @@
 
 namespace CLI {
 class App;
+class Validator;
 }  // namespace CLI
 
 namespace rsim::cli {
+
+/// `->check(positive_number())`: a finite number > 0. CLI11's PositiveNumber answers
+/// "Value 0 not in range 0.000000 to 1797693…"; this says what was expected and what came.
+CLI::Validator positive_number();
+
+/// `->check(non_negative_number())`: a finite number ≥ 0.
+CLI::Validator non_negative_number();
 
 struct RoofOptions {
   std::string calibration;  ///< --calibration: an overlay of fitted efficiencies (rsim calibrate)

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 
+#include "sim/report/json.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <ostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace rsim::cli {
@@ -18,9 +21,14 @@ inline constexpr int kExitInterrupted = 130;  // 128 + SIGINT, the shell's conve
 template <class Json, class Csv, class Text>
 int emit(const std::string& format, std::ostream& out, Json json, Csv csv, Text text) {
   if (format == "json") {
+    const auto document = json();
+    if (const auto path = find_non_finite(document)) {
+      throw std::logic_error("internal: a non-finite number at '" + *path +
+                             "' in the JSON output (please report it with the input)");
+    }
     // Names come from user files: bytes that are not UTF-8 become U+FFFD rather than an
     // exception (nlohmann type_error.316, exit 1: issue 23 #4).
-    out << json().dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
+    out << document.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
   } else if (format == "csv") {
     csv(out);
   } else {

@@ -96,12 +96,12 @@ Command add_collective_command(CLI::App& app) {
       ->required();
   collective->add_option("--devices", options->devices, "Devices taking part")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   collective->add_option("--network", options->network, "Network tier")->required();
   collective
       ->add_option("--axes", options->axes,
                    "Mesh axes the devices span (a torus: N = size^axes); default 1")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   collective->add_flag("--no-wraparound", options->no_wraparound,
                        "Torus axes without wraparound links (v5e axes under 16)");
   collective->add_flag("--sharp", options->sharp,

@@ -148,11 +148,11 @@ Command add_matmul_command(CLI::App& app) {
   matmul->add_option("--hardware", options->hardware, "Hardware preset or YAML file")->required();
   matmul->add_option("--b", options->batch, "Token batch B (rows of X)")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   matmul->add_option("--d", options->contract, "Contracting width D")
       ->required()
-      ->check(CLI::PositiveNumber);
-  matmul->add_option("--f", options->out, "Output width F")->required()->check(CLI::PositiveNumber);
+      ->check(positive_number());
+  matmul->add_option("--f", options->out, "Output width F")->required()->check(positive_number());
   matmul->add_option("--precision", options->precision,
                      "A precision policy for all dtypes and the path (e.g. int8_weights)");
   matmul->add_option("--dtype", options->dtype, "Dtype of X, W and the output (default bf16)");
@@ -163,7 +163,7 @@ Command add_matmul_command(CLI::App& app) {
   matmul->add_flag("--per-batch-weights", options->per_batch_weights,
                    "W has a batch axis: W[B,D,F] (per-sample weights)");
   matmul->add_option("--devices", options->devices, "Devices the matmul is split over")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   matmul->add_option("--shard", options->shard,
                      "Split D (partial sums, all-reduced), batch or f across the devices");
   matmul->add_option("--network", options->network,

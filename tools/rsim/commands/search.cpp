@@ -98,7 +98,7 @@ Command add_search_command(CLI::App& app) {
   search->add_option("--variant", options->scenario.variant, "Start from one of the variants");
   search->add_option("--devices", options->devices, "Devices to plan for")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   search->add_option("--objective", options->objective,
                      "latency (shortest ranked time), throughput (sequences per device-second) "
                      "or cost (device-seconds per sequence); inference only");
@@ -108,7 +108,7 @@ Command add_search_command(CLI::App& app) {
   search
       ->add_option("--threads", options->threads,
                    "Worker threads for a training search (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   search->add_flag(
       "--exhaustive", options->exhaustive,
       "Training: cost every plan, pruning none by memory first (to check the pruning)");

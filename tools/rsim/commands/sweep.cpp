@@ -105,7 +105,7 @@ Command add_sweep_command(CLI::App& app) {
                     "VALUES: a,b,c or LO..HI, LO..HI:STEP, LO..HI:log2. Default: the scenario's "
                     "sweep: block");
   sweep->add_option("--threads", options->threads, "Worker threads (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   add_rank_by_option(*sweep, options->rank_by);
   sweep->add_flag("--no-crossovers", options->no_crossovers,
                   "Skip the crossover search between grid values");

@@ -56,7 +56,7 @@ Command add_threshold_command(CLI::App& app) {
   threshold->add_option("--scope", options->scope,
                         "A matmul group of a stage, e.g. prefix/mlp (default: the whole run)");
   threshold->add_option("--max", options->high, "Search up to this value (default 2^24)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   return {threshold, [options](std::ostream& out, std::ostream& /*err*/) {
             return threshold_command(*options, out);
           }};

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "commands/commands.hpp"
+#include "options.hpp"
 #include "output.hpp"
 #include "progress.hpp"
 #include "sim/base/error.hpp"
@@ -56,7 +57,7 @@ Command add_validate_command(CLI::App& app) {
   validate->add_option("--format", options->format, "Output format")
       ->check(CLI::IsMember({"table", "json"}));
   validate->add_option("--threads", options->threads, "Worker threads (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   return {validate, [options](std::ostream& out, std::ostream& err) {
             return validate_command(*options, out, err);
           }};
