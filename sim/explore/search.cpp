@@ -5,9 +5,12 @@
 #include "sim/base/named.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
+#include <optional>
+#include <string>
 #include <tuple>
 
 namespace rsim {
@@ -38,13 +41,16 @@ struct MeshShape {
   std::int64_t model = 1;
 };
 
-// The presets a mesh shape takes: one axis → the one-axis presets (the axis renamed), two →
-// tensor × data; one device → single.
-std::vector<std::string_view> presets_for(const MeshShape& shape) {
+// The presets a mesh shape takes: one axis → the one-axis presets (the axis renamed; expert
+// parallelism for a mixture of experts), two → tensor × data; one device → single.
+std::vector<std::string_view> presets_for(const MeshShape& shape, bool moe) {
   if (shape.data == 1 && shape.model == 1) {
     return {"single"};
   }
   if (shape.data == 1) {
+    if (moe) {
+      return {"megatron_tp", "sequence_parallel", "shard_d", "shard_batch", "expert_parallel"};
+    }
     return {"megatron_tp", "sequence_parallel", "shard_d", "shard_batch"};
   }
   if (shape.model == 1) {
@@ -78,41 +84,75 @@ MeshChoice mesh_choice(const std::vector<NetworkTier>& tiers, const MeshShape& s
   return mesh;
 }
 
+// What a plan does, whatever its axes are called: each rule as "logical→size over tier", the
+// ZeRO stage and the switch reduction. Two plans with one signature cost the same.
+std::string plan_signature(const Plan& plan) {
+  std::vector<std::string> groups;
+  for (const auto* rules : {&plan.rules, &plan.weight_rules}) {
+    std::vector<std::string> parts;
+    for (const auto& [logical, axis_name] : *rules) {
+      const MeshAxis* axis = plan.find_axis(axis_name);
+      parts.push_back(axis == nullptr
+                          ? logical + "→"
+                          : fmt::format("{}→{} over {}", logical, axis->size, axis->network));
+    }
+    std::sort(parts.begin(), parts.end());
+    groups.push_back(fmt::format("{}", fmt::join(parts, ", ")));
+  }
+  return fmt::format("{} devices; rules {}; weights {}; zero {}; sharp {}; vocab padding {}",
+                     plan.devices(), groups[0], groups[1], plan.zero_stage,
+                     plan.in_network_reduction, plan.vocab_padding);
+}
+
 class Searcher {
  public:
   Searcher(const Scenario& scenario, const Roofs& roofs, RankBy rank_by)
       : scenario_(scenario), roofs_(roofs), rank_by_(rank_by) {}
 
-  void evaluate(std::string_view preset, const MeshChoice& mesh_choice, std::int64_t devices,
-                std::int64_t total_devices, SearchResult& result) const {
+  /// A preset on a generated mesh; returns the plan's signature (see plan_signature) when it
+  /// could be made.
+  std::optional<std::string> evaluate(std::string_view preset, const MeshChoice& mesh_choice,
+                                      std::int64_t devices, std::int64_t total_devices,
+                                      SearchResult& result) const {
+    std::optional<Plan> plan;
+    try {
+      plan = preset == "single" ? Plan{} : make_plan(preset, mesh_choice.axes, scenario_.hardware);
+    } catch (const PlanError& error) {
+      ++result.seen;
+      result.rejected.push_back(
+          {std::string(preset), mesh_choice.text, rejection_reason(error.problem()), error.what()});
+      return std::nullopt;
+    }
+    evaluate(std::string(preset), mesh_choice.text, *plan, devices, total_devices, result);
+    return plan_signature(*plan);
+  }
+
+  /// One plan, ranked or rejected with its reason.
+  void evaluate(const std::string& preset, const std::string& mesh, const Plan& plan,
+                std::int64_t devices, std::int64_t total_devices, SearchResult& result) const {
     ++result.seen;
-    const std::string& mesh = mesh_choice.text;
     Scenario scenario = scenario_;
     try {
-      scenario.plan =
-          preset == "single" ? Plan{} : make_plan(preset, mesh_choice.axes, scenario.hardware);
+      scenario.plan = plan;
       const RunResult run = analyze(std::move(scenario), roofs_);
       if (!run.footprint.fits()) {
         result.rejected.push_back(
-            {std::string(preset), mesh, RejectionReason::memory,
+            {preset, mesh, RejectionReason::memory,
              fmt::format("needs {} per device, has {}",
                          format_quantity(run.footprint.total().si(), Dimension::bytes),
                          format_quantity(run.footprint.capacity.si(), Dimension::bytes))});
         return;
       }
-      SearchCandidate candidate{
-          std::string(preset), mesh,          devices, total_devices / devices,
-          run.bounds.total,    run.footprint, 0.0,     false};
+      SearchCandidate candidate{preset,           mesh,          devices, total_devices / devices,
+                                run.bounds.total, run.footprint, 0.0,     false};
       candidate.sequences_per_device_s =
           static_cast<double>(run.scenario.workload.batch) /
           (ranked_time(run.bounds.total, rank_by_).si() * static_cast<double>(devices));
       result.ranked.push_back(std::move(candidate));
     } catch (const PlanError& error) {
-      result.rejected.push_back(
-          {std::string(preset), mesh, rejection_reason(error.problem()), error.what()});
+      result.rejected.push_back({preset, mesh, rejection_reason(error.problem()), error.what()});
     } catch (const InputError& error) {
-      result.rejected.push_back(
-          {std::string(preset), mesh, RejectionReason::invalid_plan, error.what()});
+      result.rejected.push_back({preset, mesh, RejectionReason::invalid_plan, error.what()});
     }
   }
 
@@ -231,14 +271,30 @@ SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int
   result.objective = objective;
   result.rank_by = rank_by;
   const Searcher searcher(scenario, roofs, rank_by);
+  std::vector<std::string> signatures;
+  const bool moe = std::any_of(scenario.model.stages.begin(), scenario.model.stages.end(),
+                               [](const StageSpec& stage) { return stage.component.moe(); });
   for (std::int64_t replica : divisors(devices)) {
     for (std::int64_t model : divisors(replica)) {
       const MeshShape shape{replica / model, model};
       const MeshChoice mesh = mesh_choice(roofs.network, shape);
-      for (std::string_view preset : presets_for(shape)) {
-        searcher.evaluate(preset, mesh, replica, devices, result);
+      for (std::string_view preset : presets_for(shape, moe)) {
+        if (auto signature = searcher.evaluate(preset, mesh, replica, devices, result)) {
+          signatures.push_back(std::move(*signature));
+        }
       }
     }
+  }
+  // The scenario's own plan is always a candidate (a custom one no preset reproduces), once.
+  const Plan& own = scenario.plan;
+  if (own.devices() > 1 && devices % own.devices() == 0 &&
+      std::find(signatures.begin(), signatures.end(), plan_signature(own)) == signatures.end()) {
+    std::vector<std::string> texts;
+    for (const MeshAxis& axis : own.mesh) {
+      texts.push_back(fmt::format("{}: \"{} over {}\"", axis.name, axis.size, axis.network));
+    }
+    searcher.evaluate(own.name, fmt::format("{}", fmt::join(texts, ", ")), own, own.devices(),
+                      devices, result);
   }
   rank(result);
   return result;

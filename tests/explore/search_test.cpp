@@ -106,3 +106,33 @@ TEST_CASE("divisors pair up to the square root; a search refuses a runaway devic
   CHECK_THROWS_WITH(rsim::check_search_devices(0), Catch::Contains("--devices 0"));
   CHECK_NOTHROW(rsim::check_search_devices(16384));
 }
+
+TEST_CASE("a mixture of experts is searched with expert parallelism too", "[search][moe]") {
+  // Mixtral 8x7B decode on 8 H100s. Per n | 8 devices per replica: n = 1: single (1); n = 2:
+  // data-only 2 + model-only 5 (megatron_tp, sequence_parallel, shard_d, shard_batch,
+  // expert_parallel) = 7; n = 4: 2 + 5 + one mixed split (2 × 2) = 8; n = 8: 2 + 5 + two mixed
+  // (2 × 4, 4 × 2) = 9. 1 + 7 + 8 + 9 = 25. The scenario's own plan (expert_parallel over 8 on
+  // NVLink) is the generated one under another axis name: counted once.
+  const auto result = search("mixtral_8x7b_decode_h100", 8);
+  CHECK(result.seen == 25);
+  const auto expert = std::find_if(result.ranked.begin(), result.ranked.end(), [](const auto& c) {
+    return c.preset == "expert_parallel" && c.mesh == "model: \"8 over nvlink\"";
+  });
+  CHECK(expert != result.ranked.end());
+}
+
+TEST_CASE("the scenario's own plan is always a candidate", "[search]") {
+  // shard_d_vs_batch on 2 chips: 7 generated plans (see above). Its file's plan, shard_d over
+  // 2 chips, is one of them; the same plan with the batch rule written out as replicated is a
+  // custom plan ("shard_d+") no preset reproduces: an eighth candidate.
+  const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
+  const auto scenario = rsim::load_scenario(
+      path, {{{"plan", "{preset: shard_d, mesh: {model: 2 over ici}, rules: {batch: null}}"}}, {}});
+  const auto roofs = rsim::scenario_roofs(scenario, "");
+  const auto result = rsim::search_plans(scenario, roofs, 2, rsim::SearchObjective::latency);
+  CHECK(result.seen == 8);
+  const auto own = std::find_if(result.ranked.begin(), result.ranked.end(),
+                                [](const auto& c) { return c.preset == "shard_d+"; });
+  REQUIRE(own != result.ranked.end());
+  CHECK(own->mesh == "model: \"2 over ici\"");
+}
