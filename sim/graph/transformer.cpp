@@ -332,22 +332,37 @@ class StageBuilder {
         add(matmul("q_proj", "attention", activation("x_norm", {batch(), seq(tokens), embed()}),
                    weight("q_proj.weight", {embed(), heads, head_dim}),
                    {batch(), seq(tokens), heads, head_dim},
-                   spec_.attention_bias ? spec_.num_heads * spec_.head_dim : 0),
+                   spec_.qkv_bias ? spec_.num_heads * spec_.head_dim : 0),
             {normed});
     const OpGraph::Vertex kv_vertex =
         add(matmul("kv_proj", "attention", activation("x_norm", {batch(), seq(tokens), embed()}),
                    weight("kv_proj.weight", {embed(), kv_pair, kv_heads, head_dim}),
                    {batch(), seq(tokens), kv_pair, kv_heads, head_dim},
-                   spec_.attention_bias ? 2 * spec_.num_kv_heads * spec_.head_dim : 0),
+                   spec_.qkv_bias ? 2 * spec_.num_kv_heads * spec_.head_dim : 0),
             {normed});
     OpGraph::Vertex q_source = q_vertex;
+    const std::vector<Axis> q{batch(), seq(tokens), heads, head_dim};
+    const std::vector<Axis> k{batch(), seq(tokens), kv_heads, head_dim};
+    std::vector<OpGraph::Vertex> qk_producers{q_vertex, kv_vertex};
+    if (spec_.qk_norm) {
+      // Qwen3's q_norm / k_norm: an RMSNorm over each head's head_dim values, one weight vector
+      // for all heads of Q and one for K.
+      const std::int64_t norm_weights = spec_.norm == NormKind::layernorm ? 2 : 1;
+      Op norm = elementwise(
+          "qk_norm", ElementwiseKind::norm,
+          spec_.norm == NormKind::layernorm ? kLayerNormFlops : kRmsNormFlops,
+          {activation("q", q), activation("k", k),
+           weight("qk_norm.weight", {{"qk", 2}, {"norm_params", norm_weights}, head_dim})},
+          activation("q_normed", q));
+      norm.outputs.push_back(activation("k_normed", k));
+      q_source = add(std::move(norm), qk_producers);
+      qk_producers = {q_source};
+    }
     if (spec_.position == PositionEmbedding::rope) {
-      const std::vector<Axis> q{batch(), seq(tokens), heads, head_dim};
-      const std::vector<Axis> k{batch(), seq(tokens), kv_heads, head_dim};
       Op rope = elementwise("rope", ElementwiseKind::rope, kRopeFlops,
                             {activation("q", q), activation("k", k)}, activation("q_rotated", q));
       rope.outputs.push_back(activation("k_rotated", k));
-      q_source = add(std::move(rope), {q_vertex, kv_vertex});
+      q_source = add(std::move(rope), qk_producers);
     }
     const std::vector<Axis> kv_axes{
         batch(), seq(tokens), {"kv_heads", spec_.num_kv_heads}, {"head_dim", spec_.head_dim}};

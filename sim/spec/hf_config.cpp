@@ -36,6 +36,10 @@ struct Architecture {
   std::string_view not_modelled;  ///< non-empty: what rsim cannot represent (import refuses)
   /// Its modelling code routes tokens to num_local_experts MLPs (MixtralSparseMoeBlock).
   bool local_experts = false;
+  /// Q, K and V carry biases whatever attention_bias says (Qwen2Attention: bias=True on
+  /// q_proj/k_proj/v_proj, bias=False on o_proj).
+  bool qkv_bias = false;
+  bool qk_norm = false;  ///< q_norm / k_norm RMSNorms over head_dim (Qwen3Attention)
 };
 
 // LlamaConfig, MistralConfig, MixtralConfig: tie_word_embeddings=False; GemmaConfig: True;
@@ -57,8 +61,13 @@ constexpr std::array kArchitectures{
     Architecture{"gemma2", true, NormKind::rmsnorm, PositionEmbedding::rope, true, false, false, 0,
                  "four RMSNorms per block and alternating sliding-window layers"},
     Architecture{"qwen2", true, NormKind::rmsnorm, PositionEmbedding::rope, false, false, false, 0,
-                 "biases on Q, K and V but not on the output projection (rsim's attention_bias "
-                 "puts one on all four)"},
+                 "", false, true},
+    Architecture{"qwen3", true, NormKind::rmsnorm, PositionEmbedding::rope, false, false, false, 0,
+                 "", false, false, true},
+    // Phi3Attention fuses Q, K, V into qkv_proj and Phi3MLP gate and up into gate_up_proj: the
+    // same weights as Llama's separate projections, no biases.
+    Architecture{"phi3", true, NormKind::rmsnorm, PositionEmbedding::rope, false, false, false, 0,
+                 ""},
     Architecture{"opt", false, NormKind::layernorm, PositionEmbedding::learned, true, true, true, 0,
                  "a learned position table of max_position_embeddings + 2 rows and an optional "
                  "word_embed_proj_dim projection"},
@@ -507,6 +516,8 @@ TransformerSpec parse_hf_config(const std::string& text, const std::string& file
   spec.vocab_size = config.positive_int("vocab_size");
   spec.tied_embeddings = config.boolean("tie_word_embeddings", architecture.tied_by_default);
   spec.attention_bias = config.boolean("attention_bias", architecture.attention_bias);
+  spec.qkv_bias = architecture.qkv_bias || spec.attention_bias;
+  spec.qk_norm = architecture.qk_norm;
   spec.mlp_bias = config.boolean("mlp_bias", architecture.mlp_bias);
   spec.position = architecture.position;
   // The position table only counts (and only is a parameter) for learned positions.
@@ -548,6 +559,12 @@ std::string model_yaml(const TransformerSpec& spec) {
   fmt::format_to(out, "vocab_size: {}\n", spec.vocab_size);
   fmt::format_to(out, "tie_word_embeddings: {}\n", spec.tied_embeddings);
   fmt::format_to(out, "attention_bias: {}\n", spec.attention_bias);
+  if (spec.qkv_bias != spec.attention_bias) {
+    fmt::format_to(out, "qkv_bias: {}\n", spec.qkv_bias);
+  }
+  if (spec.qk_norm) {
+    fmt::format_to(out, "qk_norm: true\n");
+  }
   fmt::format_to(out, "mlp_bias: {}\n", spec.mlp_bias);
   fmt::format_to(out, "position_embedding: {}\n", to_string(spec.position));
   if (spec.max_position_embeddings > 0) {

@@ -122,6 +122,8 @@ TransformerSpec parse_transformer(const ConfigNode& document) {
                        "vocab_size",
                        "tie_word_embeddings",
                        "attention_bias",
+                       "qkv_bias",
+                       "qk_norm",
                        "mlp_bias",
                        "position_embedding",
                        "max_position_embeddings",
@@ -153,6 +155,15 @@ TransformerSpec parse_transformer(const ConfigNode& document) {
     document.at("tie_word_embeddings").fail("tied embeddings need a vocab_size > 0");
   }
   spec.attention_bias = document.at("attention_bias").as_bool();
+  // attention_bias puts a bias on all four projections (Hugging Face's Llama); qkv_bias, where
+  // given, decides Q, K and V alone (Qwen2: biased Q, K, V and an unbiased output projection).
+  spec.qkv_bias = spec.attention_bias;
+  if (const ConfigNode* qkv_bias = document.find("qkv_bias")) {
+    spec.qkv_bias = qkv_bias->as_bool();
+  }
+  if (const ConfigNode* qk_norm = document.find("qk_norm")) {
+    spec.qk_norm = qk_norm->as_bool();
+  }
   spec.mlp_bias = document.at("mlp_bias").as_bool();
   spec.position = parse_named(document.at("position_embedding"), kPositions);
   if (const ConfigNode* vision = document.find("vision")) {
@@ -176,8 +187,14 @@ std::int64_t block_parameters(const TransformerSpec& spec, const StageSpec* stag
   const std::int64_t kv_width = spec.num_kv_heads * spec.head_dim;
   // Attention: Q, K, V projections and the output projection (transformers.md: 2D(N+K)H).
   std::int64_t attention = width * (q_width + 2 * kv_width) + q_width * width;
+  if (spec.qkv_bias) {
+    attention += q_width + 2 * kv_width;
+  }
   if (spec.attention_bias) {
-    attention += q_width + 2 * kv_width + width;
+    attention += width;
+  }
+  if (spec.qk_norm) {
+    attention += 2 * spec.head_dim * (spec.norm == NormKind::layernorm ? 2 : 1);
   }
   // MoE: E expert MLPs and the router, a bias-free [D, E] linear (Mixtral's `gate`).
   const std::int64_t mlp = spec.moe()

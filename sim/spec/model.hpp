@@ -55,7 +55,10 @@ struct TransformerSpec {
   /// The model file's vocabulary before a plan padded it (Plan::vocab_padding); 0: not padded.
   std::int64_t unpadded_vocab_size = 0;
   bool tied_embeddings = false;
-  bool attention_bias = false;
+  bool attention_bias = false;  ///< a bias on the output projection (o_proj)
+  bool qkv_bias = false;  ///< biases on Q, K and V (Llama's attention_bias: all four; Qwen2: these)
+  /// An RMSNorm over each query and key head before RoPE, weights of head_dim (Qwen3, OLMo 2).
+  bool qk_norm = false;
   bool mlp_bias = false;
   PositionEmbedding position = PositionEmbedding::rope;
   std::int64_t max_position_embeddings = 0;  ///< learned positions only
