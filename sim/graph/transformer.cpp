@@ -504,6 +504,7 @@ class StageBuilder {
   }
 
   void add_layer() {
+    check_window();
     if (!last_) {
       // A stage with no embedding op starts from its upstream (vision tokens → prefix).
       RSIM_CHECK(upstream_.has_value(), "a stage without inputs has nothing to transform");
@@ -533,7 +534,22 @@ class StageBuilder {
   std::int64_t cached_tokens() const {
     const StageSpec* other =
         stage_.attends_to.empty() ? nullptr : scenario_.model.find_stage(stage_.attends_to);
-    return (other != nullptr ? other->tokens : 0) + stage_.context;
+    const std::int64_t cached = (other != nullptr ? other->tokens : 0) + stage_.context;
+    // A sliding window of W keys: the first query of the pass sees the last W − 1 cached keys
+    // and itself, and a rolling cache keeps no more (Mistral's reference RotatingBufferCache).
+    return spec_.sliding_window > 0 ? std::min(cached, spec_.sliding_window - 1) : cached;
+  }
+
+  // A pass whose queries see fewer keys than the causal mask gives them (T queries past a
+  // W-key window) would be costed with the masked pairs counted: the bounds would not bound.
+  void check_window() const {
+    const std::int64_t window = spec_.sliding_window;
+    if (window > 0 && stage_.tokens + cached_tokens() > window) {
+      throw InputError(fmt::format(
+          "{}: a pass of {} tokens after {} cached ones exceeds the sliding_window of {} keys; "
+          "rsim models windowed attention for decode steps and for passes within the window",
+          spec_.name, stage_.tokens, cached_tokens(), window));
+    }
   }
 
   const Scenario& scenario_;

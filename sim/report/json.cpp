@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/json.hpp"
 
+#include "sim/spec/workload.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -430,8 +432,7 @@ Json run_to_json(const RunResult& result) {
   }
   // A decode step caches its context and its new token; a request's last step the most.
   const Json kv_tokens = scenario.workload.phase == Phase::decode
-                             ? Json(scenario.workload.context +
-                                    std::max<std::int64_t>(scenario.workload.decode_steps, 1))
+                             ? Json(kv_tokens_per_sequence(scenario.workload, scenario.model))
                              : Json(nullptr);
   return Json{
       {"scenario", scenario.name},

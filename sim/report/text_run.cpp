@@ -3,6 +3,7 @@
 #include "sim/report/table.hpp"
 #include "sim/report/text.hpp"
 #include "sim/report/text_run_phases.hpp"
+#include "sim/spec/workload.hpp"
 
 #include <fmt/format.h>
 
@@ -126,7 +127,7 @@ void write_memory(std::ostream& out, const RunResult& result) {
   if (workload.phase == Phase::decode) {
     // A step holds its cached context and its new token; a request's last step the most.
     when = fmt::format("; KV cache of {} tokens per sequence{}",
-                       workload.context + std::max<std::int64_t>(workload.decode_steps, 1),
+                       kv_tokens_per_sequence(workload, scenario.model),
                        workload.decode_steps > 0 ? ", at the request's last step" : "");
   }
   out << fmt::format("Memory per device ({}{}{})\n", memory.name,

@@ -40,6 +40,9 @@ struct Architecture {
   /// q_proj/k_proj/v_proj, bias=False on o_proj).
   bool qkv_bias = false;
   bool qk_norm = false;  ///< q_norm / k_norm RMSNorms over head_dim (Qwen3Attention)
+  /// A sliding_window, where the config sets one, applies to every layer (MistralAttention,
+  /// Phi3Attention); elsewhere it is refused (Qwen2's max_window_layers, Gemma 2's alternation).
+  bool window_on_every_layer = false;
 };
 
 // LlamaConfig, MistralConfig, MixtralConfig: tie_word_embeddings=False; GemmaConfig: True;
@@ -49,9 +52,9 @@ constexpr std::array kArchitectures{
     Architecture{"llama", true, NormKind::rmsnorm, PositionEmbedding::rope, false, false, false, 0,
                  ""},
     Architecture{"mistral", true, NormKind::rmsnorm, PositionEmbedding::rope, false, false, false,
-                 0, ""},
+                 0, "", false, false, false, true},
     Architecture{"mixtral", true, NormKind::rmsnorm, PositionEmbedding::rope, false, false, false,
-                 0, "", true},
+                 0, "", true, false, false, true},
     Architecture{"gemma", true, NormKind::rmsnorm, PositionEmbedding::rope, true, false, false, 0,
                  ""},
     Architecture{"gpt2", false, NormKind::layernorm, PositionEmbedding::learned, true, true, true,
@@ -67,7 +70,7 @@ constexpr std::array kArchitectures{
     // Phi3Attention fuses Q, K, V into qkv_proj and Phi3MLP gate and up into gate_up_proj: the
     // same weights as Llama's separate projections, no biases.
     Architecture{"phi3", true, NormKind::rmsnorm, PositionEmbedding::rope, false, false, false, 0,
-                 ""},
+                 "", false, false, false, true},
     Architecture{"opt", false, NormKind::layernorm, PositionEmbedding::learned, true, true, true, 0,
                  "a learned position table of max_position_embeddings + 2 rows and an optional "
                  "word_embed_proj_dim projection"},
@@ -378,7 +381,7 @@ const Architecture& find_architecture(const HfConfig& config) {
                           model_type, fmt::join(known, ", ")));
 }
 
-void refuse_unmodelled(const HfConfig& config) {
+void refuse_unmodelled(const HfConfig& config, const Architecture& architecture) {
   for (const Unmodelled& rule : kUnmodelled) {
     const Json* value = config.find(rule.key);
     if (value == nullptr || !value->is_number_integer() ||
@@ -386,7 +389,8 @@ void refuse_unmodelled(const HfConfig& config) {
       continue;
     }
     // Qwen2 and others carry a sliding_window they switch off with use_sliding_window: false.
-    if (rule.key == "sliding_window" && !config.boolean("use_sliding_window", true)) {
+    if (rule.key == "sliding_window" &&
+        (!config.boolean("use_sliding_window", true) || architecture.window_on_every_layer)) {
       continue;
     }
     config.fail(rule.key, fmt::format("{} ({}: {}) is not modelled yet; rsim will not import it "
@@ -464,7 +468,7 @@ TransformerSpec parse_hf_config(const std::string& text, const std::string& file
                                 std::string_view name) {
   const HfConfig config = parse_json(text, file_label);
   const Architecture& architecture = find_architecture(config);
-  refuse_unmodelled(config);
+  refuse_unmodelled(config, architecture);
 
   TransformerSpec spec;
   spec.file = file_label;
@@ -528,6 +532,10 @@ TransformerSpec parse_hf_config(const std::string& text, const std::string& file
     }
     spec.max_position_embeddings = *positions;
   }
+  if (architecture.window_on_every_layer && config.find("sliding_window") != nullptr &&
+      config.boolean("use_sliding_window", true)) {
+    spec.sliding_window = config.positive_int("sliding_window");
+  }
   parse_experts(config, architecture, spec);
   return spec;
 }
@@ -569,6 +577,9 @@ std::string model_yaml(const TransformerSpec& spec) {
   fmt::format_to(out, "position_embedding: {}\n", to_string(spec.position));
   if (spec.max_position_embeddings > 0) {
     fmt::format_to(out, "max_position_embeddings: {}\n", spec.max_position_embeddings);
+  }
+  if (spec.sliding_window > 0) {
+    fmt::format_to(out, "sliding_window: {}\n", spec.sliding_window);
   }
   if (spec.vision) {
     fmt::format_to(out, "vision: {{image_size: {}, patch_size: {}, num_channels: {}}}\n",

@@ -129,7 +129,8 @@ TransformerSpec parse_transformer(const ConfigNode& document) {
                        "max_position_embeddings",
                        "vision",
                        "num_local_experts",
-                       "num_experts_per_tok"});
+                       "num_experts_per_tok",
+                       "sliding_window"});
   TransformerSpec spec;
   spec.file = document.mark().file;
   spec.name = document.at("name").as_string();
@@ -176,6 +177,9 @@ TransformerSpec parse_transformer(const ConfigNode& document) {
       spec.max_position_embeddings == 0) {
     document.at("position_embedding")
         .fail("learned positions need 'max_position_embeddings' (or a 'vision' input)");
+  }
+  if (const ConfigNode* window = document.find("sliding_window")) {
+    spec.sliding_window = window->as_positive_int();
   }
   parse_experts(document, spec);
   return spec;

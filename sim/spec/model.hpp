@@ -62,6 +62,9 @@ struct TransformerSpec {
   bool mlp_bias = false;
   PositionEmbedding position = PositionEmbedding::rope;
   std::int64_t max_position_embeddings = 0;  ///< learned positions only
+  /// Sliding-window attention on every layer (Mistral 7B v0.1, Phi-3-mini): a query sees the
+  /// last `sliding_window` keys, itself included, and the KV cache keeps that many. 0: all keys.
+  std::int64_t sliding_window = 0;
   std::optional<VisionInput> vision;
   /// Mixture of experts (Mixtral): E expert MLPs of intermediate_size per block and a router
   /// [hidden_size, E]; each token runs its top-k experts. 0: a dense MLP.

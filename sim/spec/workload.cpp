@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <utility>
@@ -119,6 +120,13 @@ Workload parse_training(const ConfigNode& node, ModelSpec& model) {
 }
 
 }  // namespace
+
+std::int64_t kv_tokens_per_sequence(const Workload& workload, const ModelSpec& model) {
+  const std::int64_t tokens = workload.context + std::max<std::int64_t>(workload.decode_steps, 1);
+  const std::int64_t window =
+      model.stages.size() == 1 ? model.stages.front().component.sliding_window : 0;
+  return window > 0 ? std::min(tokens, window) : tokens;
+}
 
 std::optional<std::string> microbatch_split_error(std::int64_t batch, std::int64_t microbatches) {
   if (microbatches < 1 || batch % microbatches == 0) {

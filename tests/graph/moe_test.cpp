@@ -142,15 +142,12 @@ TEST_CASE("the imported Mixtral config.json equals the preset", "[moe][hf_config
 
 TEST_CASE("MoE configs rsim cannot represent are still refused, with the reason",
           "[moe][hf_config]") {
-  // Mixtral with a sliding window (a fixture: the Mixtral file with "sliding_window": 4096 on
-  // line 23).
-  const std::string sliding =
-      source_path("tests/data/hf/invalid/mixtral_sliding_window.json").string();
-  CHECK_THROWS_WITH(rsim::import_hf_config(sliding),
-                    sliding +
-                        ":23:3: error: 'sliding_window': sliding-window attention "
-                        "(sliding_window: 4096) is not modelled yet; rsim will not import it as a "
-                        "different model");
+  // Mixtral with a sliding window on every layer (the Mixtral file with "sliding_window": 4096)
+  // is imported with its experts and its window.
+  const auto windowed = rsim::import_hf_config(
+      source_path("tests/data/hf/invalid/mixtral_sliding_window.json").string());
+  CHECK(windowed.num_experts == 8);
+  CHECK(windowed.sliding_window == 4096);
   const std::string experts = R"(, "num_local_experts": 4, "num_experts_per_tok": 2)";
   // Shared experts (DeepSeek's n_shared_experts) and other routers' expert keys.
   CHECK_THROWS_WITH(rsim::parse_hf_config(

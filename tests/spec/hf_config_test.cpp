@@ -210,13 +210,15 @@ TEST_CASE("config.json errors name the file, the line and the key", "[hf_config]
           "llama, mistral, mixtral, gemma, gpt2, gpt_neox, qwen2, qwen3, phi3); write the "
           "model YAML by "
           "hand (docs/yaml.md \"Model\")");
-  // Mixtral with a sliding window: "sliding_window" is on line 23 (MoE itself is imported:
-  // moe_test.cpp).
-  CHECK_THROWS_WITH(rsim::import_hf_config(invalid("mixtral_sliding_window.json")),
-                    invalid("mixtral_sliding_window.json") +
-                        ":23:3: error: 'sliding_window': sliding-window attention "
-                        "(sliding_window: 4096) is not modelled yet; rsim will not import it as a "
-                        "different model");
+  // Qwen2 with use_sliding_window: true windows only the layers from max_window_layers on, a
+  // pattern rsim does not model: "sliding_window" is on line 20.
+  CHECK_THROWS_WITH(rsim::import_hf_config(invalid("qwen2_sliding_window.json")),
+                    invalid("qwen2_sliding_window.json") +
+                        ":20:3: error: 'sliding_window': sliding-window attention "
+                        "(sliding_window: 131072) is not modelled yet; rsim will not import it as "
+                        "a different model");
+  // Mixtral's window (line 23) is on every layer (MixtralAttention): kept.
+  CHECK(rsim::import_hf_config(invalid("mixtral_sliding_window.json")).sliding_window == 4096);
   // The comma after "intermediate_size": 11008 (line 11) is missing; the parser notices at the
   // next key's string token, line 12, whose closing quote is column 27 (2 spaces, the quote,
   // 23 letters of max_position_embeddings, the quote).
@@ -230,7 +232,9 @@ TEST_CASE("config.json errors name the file, the line and the key", "[hf_config]
                     Catch::Contains("opt has a learned position table of max_position_embeddings "
                                     "+ 2 rows"));
   CHECK_THROWS_WITH(
-      rsim::parse_hf_config(small_config("mistral", R"(, "sliding_window": 4096)"), "m.json"),
+      rsim::parse_hf_config(
+          small_config("qwen2", R"(, "sliding_window": 4096, "use_sliding_window": true)"),
+          "q.json"),
       Catch::Contains("sliding-window attention (sliding_window: 4096) is not modelled yet"));
   CHECK_THROWS_WITH(
       rsim::parse_hf_config(small_config("llama", R"(, "tie_word_embeddings": "no")"), "l.json"),
@@ -251,7 +255,7 @@ TEST_CASE("rsim import-hf prints the model YAML; bad input exits 2", "[hf_config
   for (const std::string& bad :
        {invalid("missing_hidden_size.json"), invalid("heads_as_string.json"),
         invalid("unknown_model_type.json"), invalid("malformed.json"),
-        invalid("mixtral_sliding_window.json")}) {
+        invalid("qwen2_sliding_window.json")}) {
     INFO(bad);
     const auto outcome = rsim_cli({"import-hf", bad});
     CHECK(outcome.code == 2);
