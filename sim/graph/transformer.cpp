@@ -3,6 +3,7 @@
 
 #include "sim/base/error.hpp"
 #include "sim/base/named.hpp"
+#include "sim/graph/elementwise_flops.hpp"
 
 #include <fmt/format.h>
 
@@ -12,40 +13,6 @@
 
 namespace rsim {
 namespace {
-
-// Vector FLOPs per output element. These ops are bandwidth-bound by orders of magnitude, so the
-// counts only need to be the right size; each is the arithmetic of the textbook formula.
-constexpr double kRmsNormFlops = 4.0;        // x², running sum, × rsqrt, × (1 + w)
-constexpr double kLayerNormFlops = 7.0;      // mean, −, x², sum, × rsqrt, × γ, + β
-constexpr double kAdaptiveShiftFlops = 1.0;  // adaRMSNorm adds a shift: x·(1 + scale) + shift
-constexpr double kResidualFlops = 1.0;       // x + y
-constexpr double kGatedResidualFlops = 2.0;  // x + y · gate (π0.5 adaRMS gate)
-constexpr double kRopeFlops = 3.0;  // per pair: x₁cos − x₂sin, x₁sin + x₂cos = 6 FLOPs / 2 elements
-constexpr double kAddFlops = 1.0;           // position embedding add, embedding scale by √D
-constexpr double kGateMultiplyFlops = 1.0;  // act(gate) · up
-constexpr double kSoftmaxFlops = 5.0;  // row max, x − max, exp, row sum, ÷ sum (scale folded)
-
-struct ActivationCost {
-  Activation activation;
-  double flops;
-};
-// gelu_tanh: 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))) ≈ 8 ops with tanh as one; erf gelu ≈ 5;
-// silu: x / (1 + e^-x) ≈ 4; relu: 1 compare.
-constexpr std::array kActivationFlops{
-    ActivationCost{Activation::gelu_tanh, 8.0},
-    ActivationCost{Activation::gelu, 5.0},
-    ActivationCost{Activation::silu, 4.0},
-    ActivationCost{Activation::relu, 1.0},
-};
-
-double activation_flops(Activation activation) {
-  for (const ActivationCost& entry : kActivationFlops) {
-    if (entry.activation == activation) {
-      return entry.flops;
-    }
-  }
-  return 1.0;
-}
 
 // Builds the ops of one stage. Each op is added once per repeated structure with its count.
 class StageBuilder {
