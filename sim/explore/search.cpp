@@ -66,6 +66,15 @@ struct MeshChoice {
   std::string text;
 };
 
+// A mesh as the search prints it: data: "4 over ib", model: "8 over nvlink".
+std::string mesh_text(const std::vector<MeshAxis>& axes) {
+  std::vector<std::string> texts;
+  for (const MeshAxis& axis : axes) {
+    texts.push_back(fmt::format("{}: \"{} over {}\"", axis.name, axis.size, axis.network));
+  }
+  return fmt::format("{}", fmt::join(texts, ", "));
+}
+
 MeshChoice mesh_choice(const std::vector<NetworkTier>& tiers, const MeshShape& shape) {
   MeshChoice mesh;
   if (shape.data > 1) {
@@ -76,11 +85,7 @@ MeshChoice mesh_choice(const std::vector<NetworkTier>& tiers, const MeshShape& s
   if (shape.model > 1) {
     mesh.axes.push_back({"model", shape.model, place(tiers, shape.model, 1)});
   }
-  std::vector<std::string> texts;
-  for (const MeshAxis& axis : mesh.axes) {
-    texts.push_back(fmt::format("{}: \"{} over {}\"", axis.name, axis.size, axis.network));
-  }
-  mesh.text = fmt::format("{}", fmt::join(texts, ", "));
+  mesh.text = mesh_text(mesh.axes);
   return mesh;
 }
 
@@ -289,12 +294,7 @@ SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int
   const Plan& own = scenario.plan;
   if (own.devices() > 1 && devices % own.devices() == 0 &&
       std::find(signatures.begin(), signatures.end(), plan_signature(own)) == signatures.end()) {
-    std::vector<std::string> texts;
-    for (const MeshAxis& axis : own.mesh) {
-      texts.push_back(fmt::format("{}: \"{} over {}\"", axis.name, axis.size, axis.network));
-    }
-    searcher.evaluate(own.name, fmt::format("{}", fmt::join(texts, ", ")), own, own.devices(),
-                      devices, result);
+    searcher.evaluate(own.name, mesh_text(own.mesh), own, own.devices(), devices, result);
   }
   rank(result);
   return result;
