@@ -75,7 +75,9 @@ FootprintPlan plan_footprint(const Scenario& scenario, const OpGraph& graph,
       if (op.kind == OpKind::attention && stage.context > 0) {
         // A decode step's own cache: the context it reads, besides the token it writes.
         for (const Tensor& tensor : op.inputs) {
-          if (tensor.name == "k_cache" || tensor.name == "v_cache") {
+          // (latent_cache: multi-head latent attention's one cache of latents and rotary keys)
+          if (tensor.name == "k_cache" || tensor.name == "v_cache" ||
+              tensor.name == "latent_cache") {
             visit.kv_cache.push_back(&tensor);
           }
         }

@@ -49,6 +49,7 @@ TrainingMemory training_memory(const Scenario& scenario, const OpGraph& graph,
   Bytes layer_input;  // the first layer op's input: what full recomputation keeps
   Bytes head;         // embedding and head outputs, one microbatch
   double layers = 0.0;
+  double layer_runs = 0.0;  // the first layer op's count: every layer of every microbatch
   for (OpGraph::Vertex vertex : graph.topological_order()) {
     const Op& op = graph.op(vertex);
     if (op.pass != Pass::forward || op.kind == OpKind::collective || op.outputs.empty() ||
@@ -64,9 +65,11 @@ TrainingMemory training_memory(const Scenario& scenario, const OpGraph& graph,
     if (op.block == Block::layer) {
       if (layer_input.si() == 0.0) {
         layer_input = op.inputs.front().bytes();
-        layers = static_cast<double>(op.count) / static_cast<double>(training.microbatches);
+        layer_runs = static_cast<double>(op.count);
+        layers = layer_runs / static_cast<double>(training.microbatches);
       }
-      per_layer += op.outputs.front().bytes();
+      // An op of some layers only (DeepSeek's dense MLPs) weighs by its share of them.
+      per_layer += op.outputs.front().bytes() * (static_cast<double>(op.count) / layer_runs);
     } else {
       head += op.outputs.front().bytes();
     }

@@ -83,11 +83,17 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const Tile
       break;
     case OpKind::attention: {
       const AttentionShape& shape = op.attention;
+      const std::string width =
+          shape.value_dim() == shape.head_dim
+              ? fmt::format("4 × batch {} × heads {} × head_dim {}", shape.batch, shape.heads,
+                            shape.head_dim)
+              : fmt::format("2 × batch {} × heads {} × (head_dim {} + value_head_dim {})",
+                            shape.batch, shape.heads, shape.head_dim, shape.value_dim());
       lines.push_back(fmt::format(
-          "  FLOPs = 4 × batch {} × heads {} × head_dim {} × visible pairs {:.6g} ({}, "
-          "{} queries × ({} cached + {} own) keys) = {:.6g}",
-          shape.batch, shape.heads, shape.head_dim, visible_pairs(shape), to_string(shape.mask),
-          shape.query_tokens, shape.cached_tokens, shape.query_tokens, cost.flops.si()));
+          "  FLOPs = {} × visible pairs {:.6g} ({}, {} queries × ({} cached + {} own) keys) = "
+          "{:.6g}",
+          width, visible_pairs(shape), to_string(shape.mask), shape.query_tokens,
+          shape.cached_tokens, shape.query_tokens, cost.flops.si()));
       break;
     }
     case OpKind::collective: {

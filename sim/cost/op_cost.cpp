@@ -21,9 +21,11 @@ double visible_pairs(const AttentionShape& shape) {
   return queries * static_cast<double>(shape.cached_tokens) + queries * (queries + 1.0) / 2.0;
 }
 
+// QKᵀ (2·head_dim per pair) and PV (2·value_dim): 4·head_dim when V is as wide as K.
 double attention_flops(const AttentionShape& shape) {
-  return 4.0 * static_cast<double>(shape.batch) * static_cast<double>(shape.heads) *
-         static_cast<double>(shape.head_dim) * visible_pairs(shape) * shape.flops_scale;
+  return 2.0 * static_cast<double>(shape.batch) * static_cast<double>(shape.heads) *
+         static_cast<double>(shape.head_dim + shape.value_dim()) * visible_pairs(shape) *
+         shape.flops_scale;
 }
 
 double output_elements(const Op& op) {

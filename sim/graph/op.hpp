@@ -89,14 +89,18 @@ std::string_view to_string(Block block);
 /// keys of this stage plus any cache.
 struct AttentionShape {
   AttentionMask mask = AttentionMask::causal;
-  std::int64_t batch = 0;          ///< sequences
-  std::int64_t query_tokens = 0;   ///< tokens of this stage
-  std::int64_t cached_tokens = 0;  ///< tokens of an earlier stage read from the KV cache
-  std::int64_t heads = 0;          ///< query heads
-  std::int64_t head_dim = 0;
+  std::int64_t batch = 0;           ///< sequences
+  std::int64_t query_tokens = 0;    ///< tokens of this stage
+  std::int64_t cached_tokens = 0;   ///< tokens of an earlier stage read from the KV cache
+  std::int64_t heads = 0;           ///< query heads
+  std::int64_t head_dim = 0;        ///< per head: Q and K
+  std::int64_t value_head_dim = 0;  ///< per head: V and O; 0: head_dim (MLA: its own)
   double flops_scale = 1.0;  ///< a backward pass's FLOPs over the forward's (FlashAttention-2: 2.5)
   /// Key/value tokens each query can see: cached + this stage's.
   [[nodiscard]] std::int64_t kv_tokens() const { return cached_tokens + query_tokens; }
+  [[nodiscard]] std::int64_t value_dim() const {
+    return value_head_dim > 0 ? value_head_dim : head_dim;
+  }
 };
 
 /// One operation of the graph. Identical ops (the same op in each of L layers, in each of S

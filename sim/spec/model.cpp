@@ -55,6 +55,8 @@ VisionInput parse_vision(const ConfigNode& node) {
   return vision;
 }
 
+void parse_routing(const ConfigNode& document, TransformerSpec& spec);
+
 void parse_experts(const ConfigNode& document, TransformerSpec& spec) {
   const ConfigNode* experts = document.find("num_local_experts");
   const ConfigNode* per_token = document.find("num_experts_per_tok");
@@ -74,6 +76,107 @@ void parse_experts(const ConfigNode& document, TransformerSpec& spec) {
   if (spec.experts_per_token > spec.num_experts) {
     per_token->fail(fmt::format("expected 1 ≤ num_experts_per_tok ≤ num_local_experts ({}), got {}",
                                 spec.num_experts, spec.experts_per_token));
+  }
+  parse_routing(document, spec);
+}
+
+// DeepSeekMoE and Qwen-MoE: expert width, shared experts, dense first layers, grouped routing.
+void parse_routing(const ConfigNode& document, TransformerSpec& spec) {
+  if (const ConfigNode* width = document.find("moe_intermediate_size")) {
+    spec.moe_intermediate_size = width->as_positive_int();
+  }
+  if (const ConfigNode* shared = document.find("shared_expert_intermediate_size")) {
+    spec.shared_expert_intermediate_size = shared->as_count();
+  }
+  if (const ConfigNode* gate = document.find("shared_expert_gate")) {
+    spec.shared_expert_gate = gate->as_bool();
+    if (spec.shared_expert_gate && spec.shared_expert_intermediate_size == 0) {
+      gate->fail("a shared expert gate needs shared_expert_intermediate_size > 0");
+    }
+  }
+  if (const ConfigNode* dense = document.find("first_k_dense_replace")) {
+    spec.first_k_dense_replace = dense->as_count();
+    if (spec.first_k_dense_replace >= spec.num_layers) {
+      dense->fail(fmt::format("expected fewer than num_hidden_layers ({}) dense layers, got {}",
+                              spec.num_layers, spec.first_k_dense_replace));
+    }
+  }
+  if (const ConfigNode* bias = document.find("router_bias")) {
+    spec.router_bias = bias->as_bool();
+  }
+  const ConfigNode* groups = document.find("routing_groups");
+  const ConfigNode* per_token = document.find("routing_groups_per_token");
+  if ((groups == nullptr) != (per_token == nullptr)) {
+    (groups != nullptr ? groups : per_token)
+        ->fail("routing_groups and routing_groups_per_token go together");
+  }
+  if (groups == nullptr) {
+    return;
+  }
+  spec.routing_groups = groups->as_positive_int();
+  spec.routing_groups_per_token = per_token->as_positive_int();
+  if (spec.num_experts % spec.routing_groups != 0) {
+    groups->fail(fmt::format("{} experts do not split into {} groups", spec.num_experts,
+                             spec.routing_groups));
+  }
+  const std::int64_t reachable =
+      spec.routing_groups_per_token * (spec.num_experts / spec.routing_groups);
+  if (spec.routing_groups_per_token > spec.routing_groups || reachable < spec.experts_per_token) {
+    per_token->fail(fmt::format(
+        "expected at most routing_groups ({}) groups holding at least num_experts_per_tok ({}) "
+        "experts, got {} groups of {} experts",
+        spec.routing_groups, spec.experts_per_token, spec.routing_groups_per_token,
+        spec.num_experts / spec.routing_groups));
+  }
+}
+
+// Multi-head latent attention's keys (DeepSeek-V3 config.json's names); head_dim is the query
+// and key width, qk_nope_head_dim + qk_rope_head_dim.
+void parse_latent_attention(const ConfigNode& document, TransformerSpec& spec) {
+  const ConfigNode* kv_rank = document.find("kv_lora_rank");
+  if (kv_rank == nullptr) {
+    for (const char* key : {"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
+      if (const ConfigNode* node = document.find(key)) {
+        node->fail("latent attention keys need 'kv_lora_rank'");
+      }
+    }
+    return;
+  }
+  LatentAttention latent;
+  latent.kv_lora_rank = kv_rank->as_positive_int();
+  if (const ConfigNode* q_rank = document.find("q_lora_rank")) {
+    latent.q_lora_rank = q_rank->as_count();
+  }
+  latent.qk_nope_head_dim = document.at("qk_nope_head_dim").as_positive_int();
+  latent.qk_rope_head_dim = document.at("qk_rope_head_dim").as_positive_int();
+  latent.v_head_dim = document.at("v_head_dim").as_positive_int();
+  if (spec.head_dim != latent.qk_head_dim()) {
+    document.at("head_dim")
+        .fail(fmt::format(
+            "with latent attention head_dim is qk_nope_head_dim + qk_rope_head_dim = {}, got {}",
+            latent.qk_head_dim(), spec.head_dim));
+  }
+  if (spec.num_kv_heads != spec.num_heads) {
+    document.at("num_key_value_heads")
+        .fail(fmt::format("latent attention expands K and V for every head: expected "
+                          "num_attention_heads ({}), got {}",
+                          spec.num_heads, spec.num_kv_heads));
+  }
+  if (spec.qkv_bias || spec.qk_norm || spec.sliding_window > 0) {
+    kv_rank->fail("latent attention with qkv_bias, qk_norm or a sliding_window is not modelled");
+  }
+  spec.latent_attention = latent;
+}
+
+void parse_windows(const ConfigNode& document, TransformerSpec& spec) {
+  if (const ConfigNode* window = document.find("sliding_window")) {
+    spec.sliding_window = window->as_positive_int();
+  }
+  if (const ConfigNode* pattern = document.find("sliding_window_pattern")) {
+    if (spec.sliding_window == 0) {
+      pattern->fail("a sliding_window_pattern needs a sliding_window");
+    }
+    spec.sliding_window_pattern = pattern->as_positive_int();
   }
 }
 
@@ -130,7 +233,23 @@ TransformerSpec parse_transformer(const ConfigNode& document) {
                        "vision",
                        "num_local_experts",
                        "num_experts_per_tok",
-                       "sliding_window"});
+                       "moe_intermediate_size",
+                       "shared_expert_intermediate_size",
+                       "shared_expert_gate",
+                       "first_k_dense_replace",
+                       "router_bias",
+                       "routing_groups",
+                       "routing_groups_per_token",
+                       "sliding_window",
+                       "sliding_window_pattern",
+                       "post_norms",
+                       "attention_sinks",
+                       "q_lora_rank",
+                       "kv_lora_rank",
+                       "qk_nope_head_dim",
+                       "qk_rope_head_dim",
+                       "v_head_dim",
+                       "notes"});
   TransformerSpec spec;
   spec.file = document.mark().file;
   spec.name = document.at("name").as_string();
@@ -178,45 +297,76 @@ TransformerSpec parse_transformer(const ConfigNode& document) {
     document.at("position_embedding")
         .fail("learned positions need 'max_position_embeddings' (or a 'vision' input)");
   }
-  if (const ConfigNode* window = document.find("sliding_window")) {
-    spec.sliding_window = window->as_positive_int();
+  for (const auto& [key, flag] : {std::pair{"post_norms", &spec.post_norms},
+                                  std::pair{"attention_sinks", &spec.attention_sinks}}) {
+    if (const ConfigNode* node = document.find(key)) {
+      *flag = node->as_bool();
+    }
   }
+  parse_windows(document, spec);
+  parse_latent_attention(document, spec);
   parse_experts(document, spec);
+  if (const ConfigNode* notes = document.find("notes")) {
+    for (const ConfigNode& note : notes->items()) {
+      spec.notes.push_back(note.as_string());
+    }
+  }
   return spec;
 }
 
-std::int64_t block_parameters(const TransformerSpec& spec, const StageSpec* stage) {
+std::int64_t attention_parameters(const TransformerSpec& spec) {
   const std::int64_t width = spec.hidden_size;
-  const std::int64_t q_width = spec.num_heads * spec.head_dim;
+  const std::int64_t heads = spec.num_heads;
+  std::int64_t attention = spec.attention_bias ? width : 0;  // o_proj's bias
+  if (spec.attention_sinks) {
+    attention += heads;
+  }
+  if (const auto& latent = spec.latent_attention) {
+    // DeepSeek-V3 (modeling_deepseek.py DeepseekV3Attention): q_a_proj, q_a_layernorm, q_b_proj
+    // (or one q_proj); kv_a_proj_with_mqa to the latent and the rotary key, kv_a_layernorm,
+    // kv_b_proj up to each head's K (position-free part) and V; o_proj.
+    const std::int64_t q_out = heads * latent->qk_head_dim();
+    attention += latent->q_lora_rank > 0 ? width * latent->q_lora_rank + latent->q_lora_rank +
+                                               latent->q_lora_rank * q_out
+                                         : width * q_out;
+    attention += width * latent->cache_values() + latent->kv_lora_rank +
+                 latent->kv_lora_rank * heads * (latent->qk_nope_head_dim + latent->v_head_dim);
+    return attention + heads * latent->v_head_dim * width;
+  }
+  const std::int64_t q_width = heads * spec.head_dim;
   const std::int64_t kv_width = spec.num_kv_heads * spec.head_dim;
-  // Attention: Q, K, V projections and the output projection (transformers.md: 2D(N+K)H).
-  std::int64_t attention = width * (q_width + 2 * kv_width) + q_width * width;
+  // Q, K, V projections and the output projection (transformers.md: 2D(N+K)H).
+  attention += width * (q_width + 2 * kv_width) + q_width * width;
   if (spec.qkv_bias) {
     attention += q_width + 2 * kv_width;
-  }
-  if (spec.attention_bias) {
-    attention += width;
   }
   if (spec.qk_norm) {
     attention += 2 * spec.head_dim * (spec.norm == NormKind::layernorm ? 2 : 1);
   }
-  // MoE: E expert MLPs and the router, a bias-free [D, E] linear (Mixtral's `gate`).
-  const std::int64_t mlp = spec.moe()
-                               ? spec.num_experts * mlp_parameters(spec) + width * spec.num_experts
-                               : mlp_parameters(spec);
-  return attention + mlp + 2 * norm_parameters(spec, stage);
+  return attention;
 }
 
-std::int64_t mlp_parameters(const TransformerSpec& spec) {
+std::int64_t mlp_parameters(const TransformerSpec& spec, std::int64_t ffn) {
   // Gated = gate, up, down (3DF); plain = up, down (2DF).
   const std::int64_t width = spec.hidden_size;
-  const std::int64_t ffn = spec.intermediate_size;
   const std::int64_t up_width = spec.gated_mlp ? 2 * ffn : ffn;
   std::int64_t mlp = width * up_width + ffn * width;
   if (spec.mlp_bias) {
     mlp += up_width + width;
   }
   return mlp;
+}
+
+std::int64_t moe_parameters(const TransformerSpec& spec) {
+  // E experts and the router, a [D, E] linear (Mixtral's `gate`), with a bias per expert where
+  // the model has one; the shared experts and their sigmoid gate [D, 1].
+  const std::int64_t experts = spec.num_experts;
+  std::int64_t moe = experts * mlp_parameters(spec, spec.expert_intermediate_size()) +
+                     spec.hidden_size * experts + (spec.router_bias ? experts : 0);
+  if (spec.shared_expert_intermediate_size > 0) {
+    moe += mlp_parameters(spec, spec.shared_expert_intermediate_size);
+  }
+  return moe + (spec.shared_expert_gate ? spec.hidden_size : 0);
 }
 
 namespace {
@@ -233,6 +383,16 @@ std::int64_t multiply_add(std::int64_t a, std::int64_t b, std::int64_t c = 0) {
         a, b));
   }
   return sum;
+}
+
+// Every block's attention and norms (four with post_norms), the dense MLPs of the dense layers
+// and the expert blocks of the others.
+std::int64_t layer_parameters(const TransformerSpec& spec, const StageSpec* stage) {
+  const std::int64_t norms = (spec.post_norms ? 4 : 2) * norm_parameters(spec, stage);
+  const std::int64_t shared = multiply_add(spec.num_layers, attention_parameters(spec) + norms);
+  const std::int64_t dense =
+      multiply_add(spec.dense_layers(), mlp_parameters(spec, spec.intermediate_size), shared);
+  return spec.moe() ? multiply_add(spec.moe_layers(), moe_parameters(spec), dense) : dense;
 }
 
 }  // namespace
@@ -252,11 +412,11 @@ ParameterCount count_parameters(const TransformerSpec& spec) {
         spec.vision ? spec.vision->tokens() : spec.max_position_embeddings;
     count.embedding = multiply_add(positions, spec.hidden_size, count.embedding);
   }
-  count.layers = multiply_add(spec.num_layers, block_parameters(spec, nullptr));
+  count.layers = layer_parameters(spec, nullptr);
   if (spec.moe()) {
     count.inactive_experts =
-        multiply_add(multiply_add(spec.num_layers, spec.num_experts - spec.experts_per_token),
-                     mlp_parameters(spec));
+        multiply_add(multiply_add(spec.moe_layers(), spec.num_experts - spec.experts_per_token),
+                     mlp_parameters(spec, spec.expert_intermediate_size()));
   }
   count.final_norm = norm_parameters(spec, nullptr);
   if (spec.vocab_size > 0 && !spec.tied_embeddings) {
@@ -269,8 +429,7 @@ ParameterCount count_parameters(const TransformerSpec& spec) {
 
 ParameterCount count_parameters(const StageSpec& stage) {
   ParameterCount count = count_parameters(stage.component);
-  count.layers =
-      multiply_add(stage.component.num_layers, block_parameters(stage.component, &stage));
+  count.layers = layer_parameters(stage.component, &stage);
   count.final_norm = norm_parameters(stage.component, &stage);
   for (const auto* list : {&stage.pre, &stage.post}) {
     for (const DenseLayer& layer : *list) {

@@ -36,7 +36,25 @@ struct VisionInput {
   }
 };
 
-/// A stack of identical transformer blocks (pre-norm), keyed as in Hugging Face config.json.
+/// Multi-head latent attention (DeepSeek-V2, arXiv 2405.04434 §2.1.2–2.1.3; DeepSeek-V3): K and
+/// V are up-projected from a per-token latent of kv_lora_rank values, and RoPE runs on a separate
+/// qk_rope_head_dim part of each query and on one key part shared by all heads. The KV cache keeps
+/// the latent and that rotary key: kv_lora_rank + qk_rope_head_dim values per token and layer.
+struct LatentAttention {
+  std::int64_t q_lora_rank = 0;  ///< 0: a full-rank q_proj (DeepSeek-V2-Lite)
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+  /// Query and key width per head: the position-free part and the rotary part.
+  [[nodiscard]] std::int64_t qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+  /// Values cached per token and layer.
+  [[nodiscard]] std::int64_t cache_values() const { return kv_lora_rank + qk_rope_head_dim; }
+};
+
+/// A stack of transformer blocks (pre-norm), keyed as in Hugging Face config.json. The blocks
+/// share their attention; they may differ in their MLP (DeepSeek's first dense layers) and in
+/// their attention span (Gemma 2/3's alternating local and global layers).
 struct TransformerSpec {
   std::string name;
   std::string source;
@@ -65,15 +83,59 @@ struct TransformerSpec {
   /// Sliding-window attention on every layer (Mistral 7B v0.1, Phi-3-mini): a query sees the
   /// last `sliding_window` keys, itself included, and the KV cache keeps that many. 0: all keys.
   std::int64_t sliding_window = 0;
+  /// With a sliding_window: one layer in every N attends to all keys, the last of each N (Gemma
+  /// 3's sliding_window_pattern; Gemma 2 and gpt-oss alternate, N = 2). 0: every layer windowed.
+  std::int64_t sliding_window_pattern = 0;
+  /// An RMSNorm on each branch's output before its residual add (Gemma 2/3's
+  /// post_attention_layernorm and post_feedforward_layernorm): four norms per block.
+  bool post_norms = false;
+  /// A learned logit per head that joins each softmax's denominator (gpt-oss's sinks).
+  bool attention_sinks = false;
+  std::optional<LatentAttention> latent_attention;
   std::optional<VisionInput> vision;
-  /// Mixture of experts (Mixtral): E expert MLPs of intermediate_size per block and a router
-  /// [hidden_size, E]; each token runs its top-k experts. 0: a dense MLP.
+  /// Mixture of experts (Mixtral): E expert MLPs per block and a router [hidden_size, E]; each
+  /// token runs its top-k experts. 0: a dense MLP.
   std::int64_t num_experts = 0;
   std::int64_t experts_per_token = 0;  ///< k (top-k routing); 0 for a dense MLP
+  /// Each expert's MLP width (DeepSeek, Qwen-MoE); 0: intermediate_size.
+  std::int64_t moe_intermediate_size = 0;
+  /// Width of the shared experts every token runs beside its routed ones (DeepSeekMoE:
+  /// n_shared_experts × moe_intermediate_size; Qwen2-MoE: shared_expert_intermediate_size). 0:
+  /// none.
+  std::int64_t shared_expert_intermediate_size = 0;
+  bool shared_expert_gate = false;  ///< a sigmoid gate [hidden_size, 1] on it (Qwen2-MoE)
+  /// The first k layers keep a dense MLP of intermediate_size (DeepSeek-V3: 3 of 61).
+  std::int64_t first_k_dense_replace = 0;
+  bool router_bias = false;  ///< a bias per expert on the router (gpt-oss; DeepSeek-V3's
+                             ///< e_score_correction_bias)
+  /// Grouped routing (DeepSeek-V3's n_group / topk_group): each token picks its experts among
+  /// the experts of its best routing_groups_per_token of routing_groups groups. 0: no groups.
+  std::int64_t routing_groups = 0;
+  std::int64_t routing_groups_per_token = 0;
+  /// What the model file approximates (an import names them; reports repeat them).
+  std::vector<std::string> notes;
 
   /// Query heads per KV head (G in the scaling book).
   [[nodiscard]] std::int64_t group_size() const { return num_heads / num_kv_heads; }
   [[nodiscard]] bool moe() const { return num_experts > 0; }
+  /// Layers whose MLP is a mixture of experts, and those with a dense MLP.
+  [[nodiscard]] std::int64_t moe_layers() const {
+    return moe() ? num_layers - first_k_dense_replace : 0;
+  }
+  [[nodiscard]] std::int64_t dense_layers() const { return num_layers - moe_layers(); }
+  [[nodiscard]] std::int64_t expert_intermediate_size() const {
+    return moe_intermediate_size > 0 ? moe_intermediate_size : intermediate_size;
+  }
+  /// Layers that attend within the sliding window, and those that see every key.
+  [[nodiscard]] std::int64_t windowed_layers() const {
+    return num_layers - full_attention_layers();
+  }
+  [[nodiscard]] std::int64_t full_attention_layers() const {
+    if (sliding_window == 0) {
+      return num_layers;
+    }
+    return sliding_window_pattern > 1 ? num_layers / sliding_window_pattern : 0;
+  }
 };
 
 /// A dense layer outside the transformer blocks (projector, time MLP, action in/out).
@@ -135,10 +197,12 @@ struct ParameterCount {
   [[nodiscard]] std::int64_t active() const { return total() - inactive_experts; }
 };
 
-/// Parameters of one transformer block (attention, MLP or E experts and the router, its two norms).
-std::int64_t block_parameters(const TransformerSpec& spec, const StageSpec* stage = nullptr);
-/// Parameters of one MLP (one expert of an MoE block): gate/up and down, with their biases.
-std::int64_t mlp_parameters(const TransformerSpec& spec);
+/// Parameters of one block's attention: the projections, their biases, Q/K norms and sinks.
+std::int64_t attention_parameters(const TransformerSpec& spec);
+/// Parameters of one MLP of `width`: gate/up and down, with their biases.
+std::int64_t mlp_parameters(const TransformerSpec& spec, std::int64_t width);
+/// Parameters of one mixture-of-experts block: E experts, the shared experts and the router.
+std::int64_t moe_parameters(const TransformerSpec& spec);
 ParameterCount count_parameters(const TransformerSpec& spec);
 ParameterCount count_parameters(const StageSpec& stage);
 ParameterCount count_parameters(const ModelSpec& model);

@@ -123,8 +123,12 @@ Workload parse_training(const ConfigNode& node, ModelSpec& model) {
 
 std::int64_t kv_tokens_per_sequence(const Workload& workload, const ModelSpec& model) {
   const std::int64_t tokens = workload.context + std::max<std::int64_t>(workload.decode_steps, 1);
+  // Only a model windowed on every layer caps every layer's cache (Gemma 2's global layers keep
+  // every token).
+  const TransformerSpec* spec =
+      model.stages.size() == 1 ? &model.stages.front().component : nullptr;
   const std::int64_t window =
-      model.stages.size() == 1 ? model.stages.front().component.sliding_window : 0;
+      spec != nullptr && spec->full_attention_layers() == 0 ? spec->sliding_window : 0;
   return window > 0 ? std::min(tokens, window) : tokens;
 }
 

@@ -103,7 +103,9 @@ TEST_CASE("heads not divisible by KV heads is an error at the key", "[model]") {
 
 TEST_CASE("a model whose parameters overflow 2^63 is refused at its file", "[model]") {
   // Issue 23 #2: 10^15 layers of Llama 3 8B (218,112,000 parameters each) printed
-  // "-2.302E parameters". 10^15 × 2.18e8 = 2.2e23 > 2^63 ≈ 9.2e18.
+  // "-2.302E parameters". 10^15 × 2.18e8 = 2.2e23 > 2^63 ≈ 9.2e18. The first product to
+  // overflow is the layers' attention and two norms: 4096·(4096 + 2·1024) + 4096·4096 + 2·4096
+  // = 41,951,232 per layer.
   const auto path = std::filesystem::temp_directory_path() / "rsim_overflowing_model.yaml";
   {
     std::ifstream in(source_path("models/llama3_8b.yaml"));
@@ -116,6 +118,6 @@ TEST_CASE("a model whose parameters overflow 2^63 is refused at its file", "[mod
   }
   CHECK_THROWS_WITH(rsim::load_model(path, rsim::find_preset),
                     Catch::Contains(path.string() + ": error: the model has more than 2^63 "
-                                                    "parameters (1000000000000000 × 218112000"));
+                                                    "parameters (1000000000000000 × 41951232"));
   std::filesystem::remove(path);
 }

@@ -38,6 +38,13 @@ void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vert
   for (OpGraph::Vertex vertex = 0; vertex < graph.size(); ++vertex) {
     Op& op = graph.mutable_op(vertex);
     if (op.block == Block::layer) {
+      // Layers of one kind (DeepSeek-V3's 3 dense of 61, Gemma 2's windowed half) split too.
+      if (op.count % mesh.size != 0) {
+        throw PlanError(PlanProblem::does_not_divide,
+                        fmt::format("plan '{}': the {} runs of {}'s layer op '{}' do not split "
+                                    "over mesh axis '{}' ({} stages)",
+                                    plan.name, op.count, op.stage, op.name, mesh.name, mesh.size));
+      }
       op.count /= mesh.size;
     }
     training = training || op.pass == Pass::backward;

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+// The attention half of a block: grouped-query attention (fused or not, windowed or not) and
+// multi-head latent attention.
+#include "sim/base/error.hpp"
+#include "sim/graph/elementwise_flops.hpp"
+#include "sim/graph/stage_builder.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace rsim {
+
+// FMHA: one op reading Q, K, V (and the cached K/V of an earlier stage), writing O.
+void StageBuilder::add_fused_attention(const std::string& name, bool windowed,
+                                       const std::vector<Axis>& q_axes, const Tensor& kv,
+                                       const std::vector<OpGraph::Vertex>& producers) {
+  Op attention;
+  attention.name = name;
+  attention.kind = OpKind::attention;
+  attention.compute_path = precision().compute;
+  Tensor v = kv;
+  v.name = std::string("v");  // (= "v" trips GCC 12's -Wrestrict false positive, PR 105329)
+  attention.inputs = {activation("q", q_axes), kv, v};
+  AttentionShape& shape = attention.attention;
+  shape.mask = stage_.attention;
+  shape.batch = batch_;
+  shape.query_tokens = stage_.tokens;
+  shape.heads = spec_.num_heads;
+  shape.head_dim = spec_.head_dim;
+  if (const std::int64_t cached = cached_tokens(windowed); cached > 0) {
+    shape.cached_tokens = cached;
+    const std::vector<Axis> cache_axes{batch(),
+                                       {"kv_seq", cached},
+                                       {"kv_heads", spec_.num_kv_heads},
+                                       {"head_dim", spec_.head_dim}};
+    attention.inputs.push_back({"k_cache", cache_axes, precision().kv_cache, TensorRole::kv_cache});
+    attention.inputs.push_back({"v_cache", cache_axes, precision().kv_cache, TensorRole::kv_cache});
+  }
+  attention.outputs.push_back(activation("attn_out", q_axes));
+  add(std::move(attention), producers);
+}
+
+// Unfused attention: S = QKᵀ and O = PV as batched matmuls (heads split into kv_heads × group
+// for GQA), softmax between them; S and P go through DRAM. Masked pairs are computed too. With
+// a cache, this stage's K/V are appended to it and the matmuls read all keys in its dtype.
+void StageBuilder::add_unfused_attention(const std::string& prefix, bool windowed, DType kv_dtype,
+                                         TensorRole kv_role,
+                                         const std::vector<OpGraph::Vertex>& producers) {
+  const std::int64_t tokens = stage_.tokens;
+  const std::int64_t cached = cached_tokens(windowed);
+  const Axis kv_seq{"kv_seq", tokens + cached};
+  const DType key_dtype = cached > 0 ? precision().kv_cache : kv_dtype;
+  const TensorRole key_role = cached > 0 ? TensorRole::kv_cache : kv_role;
+  const Axis kv_heads{"kv_heads", spec_.num_kv_heads};
+  const Axis group{"group", spec_.group_size()};
+  const Axis head_dim{"head_dim", spec_.head_dim};
+  const std::vector<Axis> score_axes{batch(), kv_heads, group, seq(tokens), kv_seq};
+  add(matmul(prefix + "attention_scores", "attention_scores",
+             activation("q", {batch(), seq(tokens), kv_heads, group, head_dim}),
+             {"k", {batch(), kv_seq, kv_heads, head_dim}, key_dtype, key_role}, score_axes, 0),
+      producers);
+  add(elementwise(prefix + "softmax", ElementwiseKind::softmax, kSoftmaxFlops,
+                  {activation("scores", score_axes)}, activation("probabilities", score_axes)),
+      previous());
+  add(matmul(prefix + "attention_values", "attention_scores",
+             activation("probabilities", score_axes),
+             {"v", {batch(), kv_seq, kv_heads, head_dim}, key_dtype, key_role},
+             {batch(), seq(tokens), kv_heads, group, head_dim}, 0),
+      previous());
+}
+
+// Windowed layers and full-attention layers (Gemma 2 alternates them) each get their attention
+// op with their own count, one after the other: over the layers their times add up.
+void StageBuilder::add_attention_ops(const std::vector<Axis>& q_axes, const Tensor& kv,
+                                     std::vector<OpGraph::Vertex> producers) {
+  const std::int64_t windowed = spec_.windowed_layers();
+  const std::int64_t full = spec_.full_attention_layers();
+  const bool mixed = windowed > 0 && full > 0;
+  for (const bool is_windowed : {true, false}) {
+    const std::int64_t layers = is_windowed ? windowed : full;
+    if (layers == 0) {
+      continue;
+    }
+    set_layers(layers);
+    const std::string prefix = mixed && is_windowed ? "window_" : "";
+    if (scenario_.fusion.attention_fused) {
+      add_fused_attention(prefix + "attention", is_windowed, q_axes, kv, producers);
+    } else {
+      add_unfused_attention(prefix, is_windowed, kv.dtype, kv.role, producers);
+    }
+    producers = previous();
+  }
+  set_layers(spec_.num_layers);
+}
+
+void StageBuilder::add_attention_block() {
+  const std::int64_t tokens = stage_.tokens;
+  const OpGraph::Vertex block_input = *last_;
+  add_norm("attn_norm");
+  // Q and K/V as two matmuls, so that tensor parallelism can shard query heads and replicate
+  // KV heads when there are fewer of them than devices (MQA/GQA under Megatron TP).
+  const Axis heads{"heads", spec_.num_heads};
+  const Axis kv_heads{"kv_heads", spec_.num_kv_heads};
+  const Axis head_dim{"head_dim", spec_.head_dim};
+  const Axis kv_pair{"kv", 2};
+  const OpGraph::Vertex normed = *last_;
+  const OpGraph::Vertex q_vertex =
+      add(matmul("q_proj", "attention", activation("x_norm", {batch(), seq(tokens), embed()}),
+                 weight("q_proj.weight", {embed(), heads, head_dim}),
+                 {batch(), seq(tokens), heads, head_dim},
+                 spec_.qkv_bias ? spec_.num_heads * spec_.head_dim : 0),
+          {normed});
+  const OpGraph::Vertex kv_vertex =
+      add(matmul("kv_proj", "attention", activation("x_norm", {batch(), seq(tokens), embed()}),
+                 weight("kv_proj.weight", {embed(), kv_pair, kv_heads, head_dim}),
+                 {batch(), seq(tokens), kv_pair, kv_heads, head_dim},
+                 spec_.qkv_bias ? 2 * spec_.num_kv_heads * spec_.head_dim : 0),
+          {normed});
+  OpGraph::Vertex q_source = q_vertex;
+  const std::vector<Axis> q{batch(), seq(tokens), heads, head_dim};
+  const std::vector<Axis> k{batch(), seq(tokens), kv_heads, head_dim};
+  std::vector<OpGraph::Vertex> qk_producers{q_vertex, kv_vertex};
+  if (spec_.qk_norm) {
+    // Qwen3's q_norm / k_norm: an RMSNorm over each head's head_dim values, one weight vector
+    // for all heads of Q and one for K.
+    const std::int64_t norm_weights = spec_.norm == NormKind::layernorm ? 2 : 1;
+    Op norm = elementwise(
+        "qk_norm", ElementwiseKind::norm,
+        spec_.norm == NormKind::layernorm ? kLayerNormFlops : kRmsNormFlops,
+        {activation("q", q), activation("k", k),
+         weight("qk_norm.weight", {{"qk", 2}, {"norm_params", norm_weights}, head_dim})},
+        activation("q_normed", q));
+    norm.outputs.push_back(activation("k_normed", k));
+    q_source = add(std::move(norm), qk_producers);
+    qk_producers = {q_source};
+  }
+  if (spec_.position == PositionEmbedding::rope) {
+    Op rope = elementwise("rope", ElementwiseKind::rope, kRopeFlops,
+                          {activation("q", q), activation("k", k)}, activation("q_rotated", q));
+    rope.outputs.push_back(activation("k_rotated", k));
+    q_source = add(std::move(rope), qk_producers);
+  }
+  const std::vector<Axis> kv_axes{batch(), seq(tokens), kv_heads, head_dim};
+  const DType kv_dtype = stage_.writes_kv_cache ? precision().kv_cache : precision().activations;
+  const TensorRole kv_role = stage_.writes_kv_cache ? TensorRole::kv_cache : TensorRole::activation;
+  if (stage_.writes_kv_cache) {
+    Op write;
+    write.name = "kv_cache_write";
+    write.kind = OpKind::kv_cache_write;
+    write.compute_path = scenario_.hardware.vector_path;
+    write.inputs = {activation("k", kv_axes), activation("v", kv_axes)};
+    write.outputs = {{"k_cache", kv_axes, kv_dtype, kv_role},
+                     {"v_cache", kv_axes, kv_dtype, kv_role}};
+    kv_writer_ = add(std::move(write), previous());
+  }
+  std::vector<OpGraph::Vertex> producers = previous();
+  if (cache_source_) {
+    producers.push_back(*cache_source_);
+  }
+  // Q goes straight to attention (without RoPE; or past the cache write, which a plan may
+  // lay out differently from the queries: a KV cache split by batch).
+  if (std::find(producers.begin(), producers.end(), q_source) == producers.end()) {
+    producers.push_back(q_source);
+  }
+  add_attention_ops(q, {"k", kv_axes, kv_dtype, kv_role}, producers);
+  add(matmul("o_proj", "attention", activation("attn_out", q),
+             weight("o_proj.weight", {heads, head_dim, embed()}), {batch(), seq(tokens), embed()},
+             spec_.attention_bias ? spec_.hidden_size : 0),
+      previous());
+  if (spec_.post_norms) {
+    add_norm("post_attention_norm");
+  }
+  add_residual("attn_residual", block_input);
+}
+
+// Keys already in a KV cache: an earlier stage's (π0.5's prefix) and this stage's own context
+// (a decode step).
+std::int64_t StageBuilder::cached_tokens(bool windowed) const {
+  const StageSpec* other =
+      stage_.attends_to.empty() ? nullptr : scenario_.model.find_stage(stage_.attends_to);
+  const std::int64_t cached = (other != nullptr ? other->tokens : 0) + stage_.context;
+  // A sliding window of W keys: the first query of the pass sees the last W − 1 cached keys
+  // and itself, and a rolling cache keeps no more (Mistral's reference RotatingBufferCache).
+  return windowed && spec_.sliding_window > 0 ? std::min(cached, spec_.sliding_window - 1) : cached;
+}
+
+// A pass whose queries see fewer keys than the causal mask gives them (T queries past a
+// W-key window) would be costed with the masked pairs counted: the bounds would not bound.
+void StageBuilder::check_window() const {
+  const std::int64_t window = spec_.sliding_window;
+  if (spec_.windowed_layers() > 0 && stage_.tokens + cached_tokens(true) > window) {
+    throw InputError(fmt::format(
+        "{}: a pass of {} tokens after {} cached ones exceeds the sliding_window of {} keys; "
+        "rsim models windowed attention for decode steps and for passes within the window",
+        spec_.name, stage_.tokens, cached_tokens(true), window));
+  }
+}
+
+}  // namespace rsim
