@@ -117,7 +117,14 @@ ShardedGraph planned_graph(const Scenario& scenario) {
 RunResult analyze_step(Scenario scenario, Roofs roofs, TileCache* cache) {
   ShardedGraph planned = planned_graph(scenario);
   OpGraph graph = std::move(planned.graph);
-  std::vector<std::string> notes = std::move(planned.notes);
+  std::vector<std::string> notes;
+  // What the model file approximates (an import's notes), then the plan's notes.
+  for (const StageSpec& stage : scenario.model.stages) {
+    for (const std::string& note : stage.component.notes) {
+      notes.push_back(fmt::format("{}: {}", stage.component.name, note));
+    }
+  }
+  notes.insert(notes.end(), planned.notes.begin(), planned.notes.end());
   const double weight_fraction = planned.weight_fraction;
   const std::vector<OpGraph::Vertex> order = graph.topological_order();
   CostTable table = cost_graph(graph, order, roofs, scenario.tiles, cache);

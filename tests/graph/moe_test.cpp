@@ -10,6 +10,7 @@
 #include "sim/spec/config.hpp"
 #include "sim/spec/hf_config.hpp"
 #include "sim/spec/model_files.hpp"
+#include "sim/spec/model_yaml.hpp"
 #include "sim/spec/presets.hpp"
 
 #include <catch2/catch.hpp>
@@ -152,15 +153,17 @@ TEST_CASE("MoE configs rsim cannot represent are still refused, with the reason"
   // Shared experts (DeepSeek's n_shared_experts) and other routers' expert keys.
   CHECK_THROWS_WITH(rsim::parse_hf_config(
                         small_config("mixtral", experts + R"(, "n_shared_experts": 1)"), "m.json"),
-                    Catch::Contains("'n_shared_experts': shared experts beside the routed ones "
-                                    "(n_shared_experts: 1) is not modelled yet"));
+                    Catch::Contains("'n_shared_experts': DeepSeekMoE shared experts "
+                                    "(n_shared_experts: 1) on model_type mixtral, whose modelling "
+                                    "code has none"));
   CHECK_THROWS_WITH(rsim::parse_hf_config(
                         small_config("mixtral", experts + R"(, "n_routed_experts": 64)"), "m.json"),
-                    Catch::Contains("MoE with DeepSeek routing"));
+                    Catch::Contains("DeepSeekMoE routed experts (n_routed_experts: 64)"));
   // Experts on a model_type whose modelling code has a dense MLP.
-  CHECK_THROWS_WITH(rsim::parse_hf_config(small_config("llama", experts), "l.json"),
-                    Catch::Contains("'num_local_experts': MoE (num_local_experts: 4) on "
-                                    "model_type llama, whose modelling code has a dense MLP"));
+  CHECK_THROWS_WITH(
+      rsim::parse_hf_config(small_config("llama", experts), "l.json"),
+      Catch::Contains("'num_local_experts': num_local_experts MoE (num_local_experts: "
+                      "4) on model_type llama, whose modelling code has none"));
   // k must be within 1..E, and Mixtral needs both keys.
   CHECK_THROWS_WITH(
       rsim::parse_hf_config(

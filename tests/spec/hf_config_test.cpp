@@ -8,6 +8,7 @@
 #include "sim/base/error.hpp"
 #include "sim/spec/config.hpp"
 #include "sim/spec/model_files.hpp"
+#include "sim/spec/model_yaml.hpp"
 #include "sim/spec/presets.hpp"
 #include "test_paths.hpp"
 
@@ -207,7 +208,8 @@ TEST_CASE("config.json errors name the file, the line and the key", "[hf_config]
       rsim::import_hf_config(invalid("unknown_model_type.json")),
       invalid("unknown_model_type.json") +
           ":13:3: error: 'model_type': unknown model_type \"mamba\" (rsim knows "
-          "llama, mistral, mixtral, gemma, gpt2, gpt_neox, qwen2, qwen3, phi3); write the "
+          "llama, mistral, mixtral, gemma, gpt2, gpt_neox, gemma2, gemma3_text, qwen2, "
+          "qwen2_moe, qwen3, qwen3_moe, phi3, deepseek_v3, gpt_oss); write the "
           "model YAML by "
           "hand (docs/yaml.md \"Model\")");
   // Qwen2 with use_sliding_window: true windows only the layers from max_window_layers on, a

@@ -2,6 +2,7 @@
 #include "commands/commands.hpp"
 #include "output.hpp"
 #include "sim/spec/hf_config.hpp"
+#include "sim/spec/model_yaml.hpp"
 
 #include <CLI/CLI.hpp>
 
