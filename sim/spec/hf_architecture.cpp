@@ -4,6 +4,7 @@
 #include "sim/base/error.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
 #include <string>

@@ -25,9 +25,10 @@ struct PresetCase {
 // hf_moe_mla_test.cpp (Qwen3-30B-A3B, Gemma 2, DeepSeek-V3, gpt-oss); the other two below.
 // published: tests/data/hf/PARAMETERS.md for the first eight (Hub safetensors totals);
 // Qwen3 technical report (arXiv 2505.09388) Table 1–2 for the Qwen3 MoE models; Mistral AI's
-// "Cheaper, Better, Faster, Stronger" (2024-04-17) for Mixtral 8x22B (141B, 39B active); the
-// Gemma 2 report (arXiv 2408.00118) for 9.24B / 27.2B; DeepSeek-V3 (arXiv 2412.19437) 671B;
-// gpt-oss model card (arXiv 2508.10925) 116.83B.
+// "Cheaper, Better, Faster, Stronger" (2024-04-17) for Mixtral 8x22B (141B, 39B active);
+// keras-hub's gemma2_9b_en / gemma2_27b_en presets (9,241,705,984 and 27,227,128,320); the
+// DeepSeek-V3 report (arXiv 2412.19437) 671B without its multi-token-prediction module; the
+// gpt-oss model card (arXiv 2508.10925, Table 1) 116.83B.
 constexpr PresetCase kPresets[] = {
     {"llama3.2_1b", "Llama-3.2-1B", 1'235'814'400, 1.24e9},
     {"llama3.2_3b", "Llama-3.2-3B", 3'212'749'824, 3.21e9},
@@ -46,7 +47,7 @@ constexpr PresetCase kPresets[] = {
     {"gpt_oss_120b", "gpt-oss-120b", 116'829'156'672, 116.83e9},
 };
 
-rsim::TransformerSpec preset(const std::string& name) {
+rsim::TransformerSpec shipped_preset(const std::string& name) {
   const auto model =
       rsim::load_model(rsim::test::source_path("models/" + name + ".yaml"), rsim::find_preset);
   REQUIRE(model.stages.size() == 1);
@@ -58,7 +59,7 @@ rsim::TransformerSpec preset(const std::string& name) {
 TEST_CASE("each model preset is its config.json and its published size", "[model][presets]") {
   for (const PresetCase& entry : kPresets) {
     INFO(entry.preset);
-    const auto shipped = preset(entry.preset);
+    const auto shipped = shipped_preset(entry.preset);
     const auto imported = rsim::import_hf_config(
         rsim::test::source_path(std::string("tests/data/hf/") + entry.folder + "/config.json"));
     const auto count = rsim::count_parameters(shipped);
@@ -74,10 +75,10 @@ TEST_CASE("the MoE presets' active parameters", "[model][presets]") {
   // + q/k norms 256 = 71,303,424; 128 experts 3·4096·1536 = 18,874,368 each; router 4096·128;
   // norms 8192 → 2,487,755,008 per layer; × 94 + 2·151936·4096 + 4096 = 235,093,634,560.
   // Active: 120 idle experts · 18,874,368 · 94 = 212,902,871,040 → 22,190,763,520 ("A22B").
-  CHECK(rsim::count_parameters(preset("qwen3_235b_a22b")).active() == 22'190'763'520);
+  CHECK(rsim::count_parameters(shipped_preset("qwen3_235b_a22b")).active() == 22'190'763'520);
   // Mixtral 8x22B: D 6144, 56 layers, 48 / 8 heads of 128: attention 88,080,384; 8 experts
   // 3·6144·16384 = 301,989,888 each; router 6144·8; norms 12,288 → 2,504,060,928 per layer;
   // × 56 + 2·32000·6144 + 6144 = 140,620,634,112. Active: 6 idle · 301,989,888 · 56 =
   // 101,468,602,368 → 39,152,031,744 (Mistral AI: 39B active).
-  CHECK(rsim::count_parameters(preset("mixtral_8x22b")).active() == 39'152'031'744);
+  CHECK(rsim::count_parameters(shipped_preset("mixtral_8x22b")).active() == 39'152'031'744);
 }
