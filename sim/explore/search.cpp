@@ -39,11 +39,20 @@ std::string place(const std::vector<NetworkTier>& tiers, std::int64_t size, std:
 struct MeshShape {
   std::int64_t data = 1;
   std::int64_t model = 1;
+  std::int64_t stage = 1;  ///< pipeline stages
 };
 
 // The presets a mesh shape takes: one axis → the one-axis presets (the axis renamed; expert
-// parallelism for a mixture of experts), two → tensor × data; one device → single.
+// parallelism for a mixture of experts), two → tensor × data; one device → single. With
+// pipeline stages: the pipeline preset of the other axes (stages alone, with tensor
+// parallelism, with data parallelism, or all three).
 std::vector<std::string_view> presets_for(const MeshShape& shape, bool moe) {
+  if (shape.stage > 1) {
+    if (shape.data == 1) {
+      return {shape.model == 1 ? "pipeline" : "pipeline_tp"};
+    }
+    return {shape.model == 1 ? "pipeline_dp" : "megatron_3d"};
+  }
   if (shape.data == 1 && shape.model == 1) {
     return {"single"};
   }
@@ -75,12 +84,22 @@ std::string mesh_text(const std::vector<MeshAxis>& axes) {
   return fmt::format("{}", fmt::join(texts, ", "));
 }
 
+// Tensor parallelism takes the innermost tier first, then the pipeline stages, then data
+// parallelism (Megatron-LM's placement: stages over the slower links once the tensor axis
+// fills the NVLink domain).
 MeshChoice mesh_choice(const std::vector<NetworkTier>& tiers, const MeshShape& shape) {
   MeshChoice mesh;
+  const auto inside = [&](std::int64_t devices) {
+    return std::min<std::int64_t>(devices,
+                                  tiers.front().devices > 0 ? tiers.front().devices : devices);
+  };
   if (shape.data > 1) {
-    const std::int64_t used = std::min<std::int64_t>(
-        shape.model, tiers.front().devices > 0 ? tiers.front().devices : shape.model);
-    mesh.axes.push_back({"data", shape.data, place(tiers, shape.data, shape.model > 1 ? used : 1)});
+    const std::int64_t inner = shape.model * shape.stage;
+    mesh.axes.push_back(
+        {"data", shape.data, place(tiers, shape.data, inner > 1 ? inside(inner) : 1)});
+  }
+  if (shape.stage > 1) {
+    mesh.axes.push_back({"stage", shape.stage, place(tiers, shape.stage, inside(shape.model))});
   }
   if (shape.model > 1) {
     mesh.axes.push_back({"model", shape.model, place(tiers, shape.model, 1)});
@@ -279,13 +298,16 @@ SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int
   std::vector<std::string> signatures;
   const bool moe = std::any_of(scenario.model.stages.begin(), scenario.model.stages.end(),
                                [](const StageSpec& stage) { return stage.component.moe(); });
+  // Devices per replica n = data × stage × model, for every n | devices and every split of n.
   for (std::int64_t replica : divisors(devices)) {
-    for (std::int64_t model : divisors(replica)) {
-      const MeshShape shape{replica / model, model};
-      const MeshChoice mesh = mesh_choice(roofs.network, shape);
-      for (std::string_view preset : presets_for(shape, moe)) {
-        if (auto signature = searcher.evaluate(preset, mesh, replica, devices, result)) {
-          signatures.push_back(std::move(*signature));
+    for (std::int64_t stage : divisors(replica)) {
+      for (std::int64_t model : divisors(replica / stage)) {
+        const MeshShape shape{replica / stage / model, model, stage};
+        const MeshChoice mesh = mesh_choice(roofs.network, shape);
+        for (std::string_view preset : presets_for(shape, moe)) {
+          if (auto signature = searcher.evaluate(preset, mesh, replica, devices, result)) {
+            signatures.push_back(std::move(*signature));
+          }
         }
       }
     }

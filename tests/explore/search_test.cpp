@@ -25,10 +25,11 @@ TEST_CASE("plan search on 2 chips: batch splitting wins, as the seed says below 
           "[search]") {
   // Gemma 2B (D = 2048), 1024 sequences of 1 token, 2 TPU v5e chips. Candidates: one device
   // (single, 2 replicas), model = 2 (megatron_tp, sequence_parallel, shard_d, shard_batch),
-  // data = 2 (data_parallel, fsdp): 7, none rejected.
+  // data = 2 (data_parallel, fsdp), stage = 2 (pipeline: 9 of the 18 layers each): 8, none
+  // rejected.
   const auto result = search("shard_d_vs_batch", 2);
-  CHECK(result.seen == 7);
-  CHECK(result.ranked.size() == 7);
+  CHECK(result.seen == 8);
+  CHECK(result.ranked.size() == 8);
   CHECK(result.rejected.empty());
   // Splitting the batch needs no communication: each chip runs 512 sequences with all weights.
   // data_parallel and shard_batch shard the same axis and tie; the stated tie rule (upper bound,
@@ -51,18 +52,28 @@ TEST_CASE("plan search on 2 chips: batch splitting wins, as the seed says below 
 }
 
 TEST_CASE("plan search counts what it rejects, by reason", "[search]") {
-  // 16 chips: n | 16 devices per replica, n = data × model. Per n: data-only 2 presets, model-only
-  // 4, each mixed split 1 (n = 1: single): 1 + (2+4) + (2+1+4) + (2+1+1+4) + (2+1+1+1+4) = 31.
-  // Gemma 2B's 8 query heads cannot split over model = 16: megatron_tp and sequence_parallel
-  // are rejected there (2); every other plan divides (batch 1024, embed 2048).
+  // 16 chips: n | 16 devices per replica, n = data × stage × model. Without stages, per n:
+  // data-only 2 presets, model-only 4, each mixed split 1 (n = 1: single): 1 + (2+4) + (2+1+4) +
+  // (2+1+1+4) + (2+1+1+1+4) = 31. With p > 1 stages, one pipeline preset per split of n / p into
+  // data × model, τ(n / p) of them (τ: the number of divisors): n = 2: 1; n = 4: τ(2) + τ(1) = 3;
+  // n = 8: 3 + 2 + 1 = 6; n = 16: 4 + 3 + 2 + 1 = 10; 20 more, 51 in all.
+  // Rejected: Gemma 2B's 8 query heads over model = 16 (megatron_tp, sequence_parallel: 2), and
+  // its 18 layers over 4, 8 or 16 stages: p = 4 in τ(1) + τ(2) + τ(4) = 6 splits, p = 8 in
+  // 1 + 2 = 3, p = 16 in 1: 10. Every other plan divides (batch 1024, embed 2048, 9 layers).
   const auto result = search("shard_d_vs_batch", 16);
-  CHECK(result.seen == 31);
-  CHECK(result.rejected.size() == 2);
+  CHECK(result.seen == 51);
+  CHECK(result.rejected.size() == 12);
+  std::size_t heads = 0;
   for (const auto& rejection : result.rejected) {
     CHECK(rejection.reason == rsim::RejectionReason::does_not_divide);
-    CHECK(rejection.mesh == "model: \"16 over ici\"");
+    if (rejection.mesh == "model: \"16 over ici\"") {
+      ++heads;
+    } else {
+      CHECK_THAT(rejection.detail, Catch::Contains("layers of stage 'decoder' do not split"));
+    }
   }
-  CHECK(result.ranked.size() == 29);
+  CHECK(heads == 2);
+  CHECK(result.ranked.size() == 39);
 }
 
 TEST_CASE("plan search is deterministic and marks the Pareto front", "[search]") {
@@ -111,26 +122,34 @@ TEST_CASE("a mixture of experts is searched with expert parallelism too", "[sear
   // Mixtral 8x7B decode on 8 H100s. Per n | 8 devices per replica: n = 1: single (1); n = 2:
   // data-only 2 + model-only 5 (megatron_tp, sequence_parallel, shard_d, shard_batch,
   // expert_parallel) = 7; n = 4: 2 + 5 + one mixed split (2 × 2) = 8; n = 8: 2 + 5 + two mixed
-  // (2 × 4, 4 × 2) = 9. 1 + 7 + 8 + 9 = 25. The scenario's own plan (expert_parallel over 8 on
-  // NVLink) is the generated one under another axis name: counted once.
+  // (2 × 4, 4 × 2) = 9. 1 + 7 + 8 + 9 = 25. Pipeline plans (32 layers split over 2, 4 or 8
+  // stages): n = 2: 1, n = 4: 3, n = 8: 6 (as in the test above): 35. The scenario's own plan
+  // (expert_parallel over 8 on NVLink) is the generated one under another axis name: counted
+  // once.
   const auto result = search("mixtral_8x7b_decode_h100", 8);
-  CHECK(result.seen == 25);
+  CHECK(result.seen == 35);
   const auto expert = std::find_if(result.ranked.begin(), result.ranked.end(), [](const auto& c) {
     return c.preset == "expert_parallel" && c.mesh == "model: \"8 over nvlink\"";
   });
   CHECK(expert != result.ranked.end());
+  // The pipeline presets are among the ranked: stages alone and with tensor parallelism.
+  for (const char* preset : {"pipeline", "pipeline_tp"}) {
+    INFO(preset);
+    CHECK(std::any_of(result.ranked.begin(), result.ranked.end(),
+                      [&](const auto& c) { return c.preset == preset; }));
+  }
 }
 
 TEST_CASE("the scenario's own plan is always a candidate", "[search]") {
-  // shard_d_vs_batch on 2 chips: 7 generated plans (see above). Its file's plan, shard_d over
+  // shard_d_vs_batch on 2 chips: 8 generated plans (see above). Its file's plan, shard_d over
   // 2 chips, is one of them; the same plan with the batch rule written out as replicated is a
-  // custom plan ("shard_d+") no preset reproduces: an eighth candidate.
+  // custom plan ("shard_d+") no preset reproduces: a ninth candidate.
   const auto path = rsim::test::source_path("scenarios/shard_d_vs_batch.yaml");
   const auto scenario = rsim::load_scenario(
       path, {{{"plan", "{preset: shard_d, mesh: {model: 2 over ici}, rules: {batch: null}}"}}, {}});
   const auto roofs = rsim::scenario_roofs(scenario, "");
   const auto result = rsim::search_plans(scenario, roofs, 2, rsim::SearchObjective::latency);
-  CHECK(result.seen == 8);
+  CHECK(result.seen == 9);
   const auto own = std::find_if(result.ranked.begin(), result.ranked.end(),
                                 [](const auto& c) { return c.preset == "shard_d+"; });
   REQUIRE(own != result.ranked.end());
