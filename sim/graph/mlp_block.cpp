@@ -38,7 +38,11 @@ OpGraph::Vertex StageBuilder::add_mlp(const std::string& prefix, std::int64_t wi
 
 void StageBuilder::add_mlp_block(const std::string& prefix) {
   const OpGraph::Vertex block_input = *last_;
-  add_norm(prefix + "mlp_norm");
+  // A parallel block (GPT-J) feeds its MLP the attention's normed input: no second norm. The
+  // two branches' sums stay two residual adds, as x + attn(x') + mlp(x') takes.
+  if (!spec_.parallel_residual) {
+    add_norm(prefix + "mlp_norm");
+  }
   add_mlp("", spec_.intermediate_size, previous());
   if (spec_.post_norms) {
     add_norm(prefix + "post_mlp_norm");

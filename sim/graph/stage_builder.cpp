@@ -249,7 +249,8 @@ void StageBuilder::add_lm_head() {
   const std::int64_t rows = stage_.lm_head == LmHead::last_token ? 1 : stage_.tokens;
   add(matmul("lm_head", "lm_head", activation("x_norm", {batch(), seq(rows), embed()}),
              weight("lm_head.weight", {embed(), {"vocab", spec_.vocab_size}}),
-             {batch(), seq(rows), {"vocab", spec_.vocab_size}}, 0),
+             {batch(), seq(rows), {"vocab", spec_.vocab_size}},
+             spec_.lm_head_bias ? spec_.vocab_size : 0),
       previous());
 }
 

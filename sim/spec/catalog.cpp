@@ -4,9 +4,13 @@
 #include "sim/base/error.hpp"
 #include "sim/base/named.hpp"
 #include "sim/spec/config.hpp"
+#include "sim/spec/model.hpp"
+#include "sim/spec/model_files.hpp"
 #include "sim/spec/plan.hpp"
 #include "sim/spec/precision.hpp"
 #include "sim/spec/presets.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
@@ -23,6 +27,34 @@ constexpr std::array kCatalogKinds{
     Named<CatalogKind>{CatalogKind::precisions, "precisions"},
 };
 
+// A model preset: its name, its size and what sets it apart ("Qwen3 30B-A3B: 30.53B
+// parameters, 3.353B active; 48 layers, 128 experts top-8").
+std::string model_description(const std::filesystem::path& file, const std::string& name) {
+  const ModelSpec model = load_model(file, find_preset);
+  const ParameterCount count = count_parameters(model);
+  std::string text =
+      fmt::format("{}: {:.4g}B parameters", name, static_cast<double>(count.total()) / 1e9);
+  if (count.inactive_experts > 0) {
+    text += fmt::format(", {:.4g}B active", static_cast<double>(count.active()) / 1e9);
+  }
+  if (model.stages.size() != 1) {
+    return text + fmt::format("; {} stages", model.stages.size());
+  }
+  const TransformerSpec& spec = model.stages.front().component;
+  text += fmt::format("; {} layers", spec.num_layers);
+  if (spec.moe()) {
+    text += fmt::format(", {} experts top-{}", spec.num_experts, spec.experts_per_token);
+  }
+  if (spec.latent_attention) {
+    text += ", latent attention";
+  }
+  if (spec.sliding_window > 0) {
+    text += fmt::format(", {}-token window{}", spec.sliding_window,
+                        spec.full_attention_layers() > 0 ? " on some layers" : "");
+  }
+  return text;
+}
+
 // The YAML presets of KIND, each described by its `name:`.
 std::vector<CatalogEntry> files_of(std::string_view kind) {
   std::vector<CatalogEntry> result;
@@ -32,6 +64,9 @@ std::vector<CatalogEntry> files_of(std::string_view kind) {
       const ConfigNode document = load_config_file(file);
       const ConfigNode* name = document.find("name");
       description = name != nullptr ? name->as_string() : std::string("(no name)");
+      if (kind == "models") {
+        description = model_description(file, description);
+      }
     } catch (const InputError& failure) {
       description = std::string("(does not load: ") + failure.what() + ")";
     }

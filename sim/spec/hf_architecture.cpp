@@ -69,6 +69,8 @@ constexpr std::array kArchitectures{
                    .windows = HfWindows::alternating,
                    .window_pattern = 2,
                    .attention_sinks = true},
+    // OPTDecoder: OPTLearnedPositionalEmbedding keeps max_position_embeddings + 2 rows; biases
+    // everywhere (enable_bias); fc1/fc2 of ffn_dim; the LM head tied to embed_tokens.
     HfArchitecture{.model_type = "opt",
                    .gated_mlp = false,
                    .norm = NormKind::layernorm,
@@ -76,9 +78,39 @@ constexpr std::array kArchitectures{
                    .tied_by_default = true,
                    .attention_bias = true,
                    .mlp_bias = true,
-                   .not_modelled = "a learned position table of max_position_embeddings + 2 rows "
-                                   "and an optional word_embed_proj_dim projection"},
+                   .intermediate_key = "ffn_dim",
+                   .position_offset = 2},
+    // GPTJBlock: ln_1 feeds attention (no biases) and the MLP (fc_in/fc_out with biases) side
+    // by side; n_inner null → 4 · n_embd; lm_head has a bias; untied.
+    HfArchitecture{.model_type = "gptj",
+                   .gated_mlp = false,
+                   .norm = NormKind::layernorm,
+                   .mlp_bias = true,
+                   .default_ffn_multiple = 4,
+                   .parallel_residual = true,
+                   .lm_head_bias = true},
 };
+
+// OPT-350m projects 512-wide embeddings to 1024 and normalizes after each block: neither is in
+// rsim's blocks (the other OPT sizes have neither).
+void read_opt(const JsonDocument& config, TransformerSpec& spec) {
+  if (const Json* projection = config.find("word_embed_proj_dim");
+      projection != nullptr && *projection != spec.hidden_size) {
+    config.fail("word_embed_proj_dim",
+                fmt::format("an embedding of {} projected to hidden_size {} is not modelled; rsim "
+                            "will not import it as a different model",
+                            projection->dump(), spec.hidden_size));
+  }
+  if (!config.boolean("do_layer_norm_before", true)) {
+    config.fail("do_layer_norm_before",
+                "post-norm blocks (OPT-350m) are not modelled; rsim will not import them as "
+                "pre-norm ones");
+  }
+  const bool bias = config.boolean("enable_bias", true);
+  spec.attention_bias = bias;
+  spec.qkv_bias = bias;
+  spec.mlp_bias = bias;
+}
 
 /// An expert key of another family: refused rather than imported as a different model.
 struct ForeignKey {
@@ -287,6 +319,13 @@ void add_notes(const JsonDocument& config, const HfArchitecture& architecture,
           fmt::format("{} (a tanh per logit) is not costed: a few FLOPs per score", key));
     }
   }
+  if (const Json* rotary = config.find("rotary_dim");
+      rotary != nullptr && rotary->is_number_integer() && *rotary != spec.head_dim) {
+    spec.notes.push_back(fmt::format(
+        "RoPE on {} of each head's {} values (rotary_dim), costed as on all of them: a few "
+        "FLOPs per element",
+        rotary->dump(), spec.head_dim));
+  }
   if (architecture.model_type == "gpt_oss") {
     spec.notes.push_back(
         "gpt-oss's clamped SwiGLU (alpha 1.702, swiglu_limit) is costed as a gated SiLU");
@@ -337,6 +376,18 @@ void read_hf_family(const JsonDocument& config, const HfArchitecture& architectu
   }
   spec.post_norms = architecture.post_norms;
   spec.attention_sinks = architecture.attention_sinks;
+  spec.parallel_residual = architecture.parallel_residual;
+  spec.lm_head_bias = architecture.lm_head_bias;
+  if (architecture.model_type == "opt") {
+    read_opt(config, spec);
+  }
+  if (architecture.position_offset > 0 && spec.max_position_embeddings > 0) {
+    spec.max_position_embeddings += architecture.position_offset;
+    spec.notes.push_back(
+        fmt::format("the position table keeps {} offset rows beyond "
+                    "max_position_embeddings ({} rows)",
+                    architecture.position_offset, spec.max_position_embeddings));
+  }
   add_notes(config, architecture, spec);
 }
 

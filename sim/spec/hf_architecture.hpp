@@ -48,6 +48,12 @@ struct HfArchitecture {
   bool post_norms = false;          ///< Gemma 2/3's four norms per block
   bool attention_sinks = false;     ///< gpt-oss's per-head sinks
   bool latent_attention = false;    ///< DeepSeek's MLA keys
+  bool parallel_residual = false;   ///< one norm feeds attention and MLP (GPTJBlock)
+  bool lm_head_bias = false;        ///< GPT-J's biased lm_head
+  /// The MLP width's key where it is not intermediate_size / n_inner (OPT: ffn_dim).
+  std::string_view intermediate_key = {};
+  /// Rows of a learned position table beyond max_position_embeddings (OPT's offset of 2).
+  std::int64_t position_offset = 0;
 };
 
 /// The row of config's model_type; unknown and unmodelled types are ConfigErrors at the key.

@@ -109,7 +109,10 @@ TransformerSpec parse_hf_config(const std::string& text, const std::string& file
   } else {
     spec.head_dim = spec.hidden_size / spec.num_heads;
   }
-  if (const auto intermediate = config.optional_size(kIntermediate)) {
+  const SizeKey intermediate_key = architecture.intermediate_key.empty()
+                                       ? kIntermediate
+                                       : SizeKey{architecture.intermediate_key, {}};
+  if (const auto intermediate = config.optional_size(intermediate_key)) {
     spec.intermediate_size = *intermediate;
   } else if (architecture.default_ffn_multiple > 0) {
     // 4 × hidden_size past 2^63 wrapped to 0 and was written as intermediate_size: 0 (issue 23).
@@ -121,7 +124,7 @@ TransformerSpec parse_hf_config(const std::string& text, const std::string& file
                               architecture.model_type));
     }
   } else {
-    config.fail_missing("'intermediate_size'");
+    config.fail_missing(fmt::format("'{}'", intermediate_key.key));
   }
   spec.activation = parse_activation(config);
   spec.gated_mlp = architecture.gated_mlp;

@@ -244,6 +244,8 @@ TransformerSpec parse_transformer(const ConfigNode& document) {
                        "sliding_window_pattern",
                        "post_norms",
                        "attention_sinks",
+                       "parallel_residual",
+                       "lm_head_bias",
                        "q_lora_rank",
                        "kv_lora_rank",
                        "qk_nope_head_dim",
@@ -298,7 +300,9 @@ TransformerSpec parse_transformer(const ConfigNode& document) {
         .fail("learned positions need 'max_position_embeddings' (or a 'vision' input)");
   }
   for (const auto& [key, flag] : {std::pair{"post_norms", &spec.post_norms},
-                                  std::pair{"attention_sinks", &spec.attention_sinks}}) {
+                                  std::pair{"attention_sinks", &spec.attention_sinks},
+                                  std::pair{"parallel_residual", &spec.parallel_residual},
+                                  std::pair{"lm_head_bias", &spec.lm_head_bias}}) {
     if (const ConfigNode* node = document.find(key)) {
       *flag = node->as_bool();
     }
@@ -388,7 +392,10 @@ std::int64_t multiply_add(std::int64_t a, std::int64_t b, std::int64_t c = 0) {
 // Every block's attention and norms (four with post_norms), the dense MLPs of the dense layers
 // and the expert blocks of the others.
 std::int64_t layer_parameters(const TransformerSpec& spec, const StageSpec* stage) {
-  const std::int64_t norms = (spec.post_norms ? 4 : 2) * norm_parameters(spec, stage);
+  const std::int64_t norms = (spec.post_norms          ? 4
+                              : spec.parallel_residual ? 1
+                                                       : 2) *
+                             norm_parameters(spec, stage);
   const std::int64_t shared = multiply_add(spec.num_layers, attention_parameters(spec) + norms);
   const std::int64_t dense =
       multiply_add(spec.dense_layers(), mlp_parameters(spec, spec.intermediate_size), shared);
@@ -421,6 +428,9 @@ ParameterCount count_parameters(const TransformerSpec& spec) {
   count.final_norm = norm_parameters(spec, nullptr);
   if (spec.vocab_size > 0 && !spec.tied_embeddings) {
     count.lm_head = multiply_add(spec.vocab_size, spec.hidden_size);
+  }
+  if (spec.lm_head_bias) {
+    count.lm_head += spec.vocab_size;
   }
   // The sum the reports print.
   multiply_add(1, count.embedding, multiply_add(1, count.layers, count.lm_head));

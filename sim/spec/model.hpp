@@ -91,6 +91,10 @@ struct TransformerSpec {
   bool post_norms = false;
   /// A learned logit per head that joins each softmax's denominator (gpt-oss's sinks).
   bool attention_sinks = false;
+  /// Attention and MLP read one norm's output and add to the residual side by side: one norm
+  /// per block (GPT-J's ln_1).
+  bool parallel_residual = false;
+  bool lm_head_bias = false;  ///< a bias on the vocabulary projection (GPT-J)
   std::optional<LatentAttention> latent_attention;
   std::optional<VisionInput> vision;
   /// Mixture of experts (Mixtral): E expert MLPs per block and a router [hidden_size, E]; each

@@ -59,6 +59,12 @@ std::string model_yaml(const TransformerSpec& spec) {
   if (spec.attention_sinks) {
     fmt::format_to(out, "attention_sinks: true\n");
   }
+  if (spec.parallel_residual) {
+    fmt::format_to(out, "parallel_residual: true\n");
+  }
+  if (spec.lm_head_bias) {
+    fmt::format_to(out, "lm_head_bias: true\n");
+  }
   if (const auto& latent = spec.latent_attention) {
     fmt::format_to(out,
                    "q_lora_rank: {}\nkv_lora_rank: {}\nqk_nope_head_dim: {}\nqk_rope_head_dim: "

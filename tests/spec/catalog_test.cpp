@@ -27,7 +27,15 @@ TEST_CASE("the catalog lists every shipped preset with its description", "[catal
   CHECK(find(hardware, "tpu_v5e") != nullptr);
   CHECK(std::is_sorted(hardware.begin(), hardware.end(),
                        [](const auto& a, const auto& b) { return a.name < b.name; }));
-  CHECK(find(rsim::catalog(rsim::CatalogKind::models), "llama3_70b") != nullptr);
+  const auto models = rsim::catalog(rsim::CatalogKind::models);
+  REQUIRE(find(models, "llama3_70b") != nullptr);
+  // Llama 3 70B: 70,553,706,496 parameters (hf_families_test.cpp, Llama-3.1-70B); DeepSeek-V3
+  // 671,026,419,200 and 37,552,297,472 active (hf_moe_mla_test.cpp), 4 significant digits.
+  CHECK(find(models, "llama3_70b")->description == "Llama 3 70B: 70.55B parameters; 80 layers");
+  REQUIRE(find(models, "deepseek_v3") != nullptr);
+  CHECK(find(models, "deepseek_v3")->description ==
+        "DeepSeek-V3: 671B parameters, 37.55B active; 61 layers, 256 experts top-8, latent "
+        "attention");
   CHECK(find(rsim::catalog(rsim::CatalogKind::plans), "megatron_tp") != nullptr);
   CHECK(find(rsim::catalog(rsim::CatalogKind::precisions), "fp8") != nullptr);
   CHECK(rsim::parse_catalog_kind("gpus") == std::nullopt);

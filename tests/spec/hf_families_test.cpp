@@ -11,6 +11,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 namespace {
 
 std::int64_t imported_parameters(const std::string& folder) {
@@ -100,4 +102,43 @@ TEST_CASE("a decode past the window keeps a KV cache of the window", "[hf_config
   CHECK(prefill.code == 2);
   CHECK_THAT(prefill.err, Catch::Contains("a pass of 8192 tokens after 0 cached ones exceeds the "
                                           "sliding_window of 4096 keys"));
+}
+
+TEST_CASE("gpt_neox: Pythia-1.4B at its published size", "[hf_config][families]") {
+  // D 2048, 24 layers, I 8192, biases everywhere, two LayerNorms per block (parallel residual,
+  // both kept): per layer 4·2048² + 2·2048·8192 + 9·2048 + 8192 = 50,358,272; × 24 + the final
+  // LayerNorm 2·2048 = 1,208,602,624 non-embedding (the Pythia model card's figure); + embed_in
+  // and embed_out 2·50304·2048 = 1,414,647,808.
+  const auto count = rsim::count_parameters(
+      rsim::import_hf_config(rsim::test::source_path("tests/data/hf/pythia-1.4b/config.json")));
+  CHECK(count.total() == 1'414'647'808);
+  CHECK(count.total() - count.embedding - count.lm_head == 1'208'602'624);
+}
+
+TEST_CASE("opt and gptj: an offset position table, a parallel block", "[hf_config][families]") {
+  // OPT-125m: D 768, 12 layers, ffn_dim 3072, biases everywhere, two LayerNorms per block. Per
+  // layer 4·768² + 4·768 + 2·768·3072 + 3072 + 768 + 2·2·768 = 7,087,872; × 12 + 50272·768
+  // (tied) + (2048 + 2)·768 positions + 2·768 = 125,239,296 (OPT paper, arXiv 2205.01068
+  // Table 1: 125M).
+  const auto opt =
+      rsim::import_hf_config(rsim::test::source_path("tests/data/hf/opt-125m/config.json"));
+  CHECK(opt.max_position_embeddings == 2050);
+  CHECK(rsim::count_parameters(opt).total() == 125'239'296);
+  // OPT-6.7b: per layer 4·4096² + 4·4096 + 2·4096·16384 + 16384 + 4096 + 4·4096 = 201,379,840;
+  // × 32 + 50272·4096 + 2050·4096 + 2·4096 = 6,658,473,984.
+  CHECK(imported_parameters("opt-6.7b") == 6'658'473'984);
+  // GPT-J-6B: D 4096, 28 layers, 16 heads of 256, MLP 4·4096 with biases, one LayerNorm per
+  // block (ln_1), lm_head with a bias, untied. Per layer 4·4096² + 2·4096·16384 + 16384 + 4096 +
+  // 2·4096 = 201,355,264; × 28 + 50400·4096 + 50400·4096 + 50400 + 2·4096 = 6,050,882,784
+  // (EleutherAI's model card: 6,053,381,344, 0.04 % more).
+  const auto gptj =
+      rsim::import_hf_config(rsim::test::source_path("tests/data/hf/gpt-j-6b/config.json"));
+  CHECK(gptj.parallel_residual);
+  CHECK(gptj.lm_head_bias);
+  CHECK(rsim::count_parameters(gptj).total() == 6'050'882'784);
+  CHECK(std::abs(6'050'882'784.0 / 6'053'381'344.0 - 1.0) < 0.005);
+  // OPT-350m's 512-wide embedding projected to 1024 is refused at its key.
+  CHECK_THROWS_WITH(
+      rsim::import_hf_config(rsim::test::source_path("tests/data/hf/invalid/opt_350m.json")),
+      Catch::Contains("'word_embed_proj_dim': an embedding of 512 projected to hidden_size 1024"));
 }

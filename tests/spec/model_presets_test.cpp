@@ -21,15 +21,17 @@ struct PresetCase {
   double published;      ///< the figure its publisher gives
 };
 
-// derived: hf_families_test.cpp (Llama 3.2, Qwen2.5, Qwen3 dense, Mistral v0.3, Phi-4) and
+// derived: hf_families_test.cpp (Llama 3.1 and 3.2, Qwen2.5, Qwen3 dense, Mistral v0.3, Phi-4) and
 // hf_moe_mla_test.cpp (Qwen3-30B-A3B, Gemma 2, DeepSeek-V3, gpt-oss); the other two below.
-// published: tests/data/hf/PARAMETERS.md for the first eight (Hub safetensors totals);
+// published: tests/data/hf/PARAMETERS.md for the first ten (Hub safetensors totals);
 // Qwen3 technical report (arXiv 2505.09388) Table 1–2 for the Qwen3 MoE models; Mistral AI's
 // "Cheaper, Better, Faster, Stronger" (2024-04-17) for Mixtral 8x22B (141B, 39B active);
 // keras-hub's gemma2_9b_en / gemma2_27b_en presets (9,241,705,984 and 27,227,128,320); the
 // DeepSeek-V3 report (arXiv 2412.19437) 671B without its multi-token-prediction module; the
 // gpt-oss model card (arXiv 2508.10925, Table 1) 116.83B.
 constexpr PresetCase kPresets[] = {
+    {"llama3.1_8b", "Llama-3.1-8B", 8'030'261'248, 8.03e9},
+    {"llama3.1_70b", "Llama-3.1-70B", 70'553'706'496, 70.6e9},
     {"llama3.2_1b", "Llama-3.2-1B", 1'235'814'400, 1.24e9},
     {"llama3.2_3b", "Llama-3.2-3B", 3'212'749'824, 3.21e9},
     {"qwen2.5_7b", "Qwen2.5-7B", 7'615'616'512, 7.61e9},
