@@ -90,10 +90,11 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const Tile
               : fmt::format("2 × batch {} × heads {} × (head_dim {} + value_head_dim {})",
                             shape.batch, shape.heads, shape.head_dim, shape.value_dim());
       lines.push_back(fmt::format(
-          "  FLOPs = {} × visible pairs {:.6g} ({}, {} queries × ({} cached + {} own) keys) = "
+          "  FLOPs = {} × visible pairs {:.6g} ({}{}, {} queries × ({} cached + {} own) keys) = "
           "{:.6g}",
-          width, visible_pairs(shape), to_string(shape.mask), shape.query_tokens,
-          shape.cached_tokens, shape.query_tokens, cost.flops.si()));
+          width, visible_pairs(shape), to_string(shape.mask),
+          shape.window > 0 ? fmt::format(" within a {}-key window", shape.window) : "",
+          shape.query_tokens, shape.cached_tokens, shape.query_tokens, cost.flops.si()));
       break;
     }
     case OpKind::collective: {

@@ -18,7 +18,15 @@ double visible_pairs(const AttentionShape& shape) {
   if (shape.mask == AttentionMask::bidirectional) {
     return queries * static_cast<double>(shape.kv_tokens());
   }
-  return queries * static_cast<double>(shape.cached_tokens) + queries * (queries + 1.0) / 2.0;
+  const auto cached = static_cast<double>(shape.cached_tokens);
+  if (shape.window > 0) {
+    // Σ_i min(C + i + 1, W) over the queries i: the first n₁ = clamp(W − C, 0, T) see C + i + 1
+    // keys, the rest W.
+    const auto window = static_cast<double>(shape.window);
+    const double growing = std::clamp(window - cached, 0.0, queries);
+    return growing * cached + growing * (growing + 1.0) / 2.0 + (queries - growing) * window;
+  }
+  return queries * cached + queries * (queries + 1.0) / 2.0;
 }
 
 // QKᵀ (2·head_dim per pair) and PV (2·value_dim): 4·head_dim when V is as wide as K.

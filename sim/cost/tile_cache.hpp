@@ -25,7 +25,7 @@ class TileCache {
   TileCache(const TileCache&) = delete;
   TileCache& operator=(const TileCache&) = delete;
   ~TileCache() = default;
-  using Key = std::array<double, 10>;
+  using Key = std::array<double, 11>;
   /// The rows of one search, for bm = 1, 2, 4, … in order, computed as far as a search needed.
   struct Rows {
     std::vector<TileRow> rows;

@@ -8,8 +8,10 @@
 #include "sim/base/units.hpp"
 #include "sim/cost/tiling.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 namespace rsim::tile_candidates {
@@ -47,6 +49,23 @@ inline Bytes panel_footprint(const GemmShape& shape, std::int64_t bm, std::int64
                static_cast<double>(shape.k) * static_cast<double>(bn) * shape.w_element_bytes);
 }
 
+// Keys read over T query tiles of bm under a causal window of W keys after C cached ones: tile
+// t's queries see keys from its first query's window start to its last query, min(C + end_t,
+// end_t − start_t − 1 + W) of them (start_t = t·bm, end_t = min((t+1)·bm, N_q)). The T − 1 full
+// tiles read C + (t+1)·bm while that is below the cap K = W + bm − 1: n₁ = clamp(⌊(K − C) / bm⌋,
+// 0, T − 1) of them, the rest K each; the last tile min(C + N_q, N_q − (T−1)·bm − 1 + W).
+// Without a window this is the causal formula below.
+inline double windowed_keys_read(const FlashShape& shape, std::int64_t bm, double tiles) {
+  const auto cached = static_cast<double>(shape.cached_tokens);
+  const auto edge = static_cast<double>(bm);
+  const double cap = static_cast<double>(shape.window) + edge - 1.0;
+  const double below = std::clamp(std::floor((cap - cached) / edge), 0.0, tiles - 1.0);
+  const auto queries = static_cast<double>(shape.query_tokens);
+  const double last = std::min(
+      cached + queries, queries - (tiles - 1.0) * edge - 1.0 + static_cast<double>(shape.window));
+  return below * cached + edge * below * (below + 1.0) / 2.0 + (tiles - 1.0 - below) * cap + last;
+}
+
 // How many times K and V are read for a clamped tile: once per query tile (flash_traffic's
 // formula), or once if resident.
 inline double flash_rereads(const FlashShape& shape, const TiledTraffic& traffic) {
@@ -56,7 +75,9 @@ inline double flash_rereads(const FlashShape& shape, const TiledTraffic& traffic
   // Keys read per query tile t: all of them (bidirectional), or the cache plus this stage's
   // keys up to the tile's last query (causal): Σ_t min((t+1)·bm, N_q) = bm·T(T−1)/2 + N_q.
   double keys_read = tiles * static_cast<double>(kv_tokens);
-  if (shape.causal) {
+  if (shape.causal && shape.window > 0) {
+    keys_read = windowed_keys_read(shape, clamped.bm, tiles);
+  } else if (shape.causal) {
     keys_read = tiles * static_cast<double>(shape.cached_tokens) +
                 static_cast<double>(clamped.bm) * tiles * (tiles - 1.0) / 2.0 +
                 static_cast<double>(shape.query_tokens);

@@ -420,7 +420,8 @@ std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileB
                          static_cast<double>(shape.head_dim), static_cast<double>(shape.group),
                          q_o_per_k_v, shape.q_element_bytes, shape.kv_element_bytes,
                          budget.capacity.si(),
-                         budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0});
+                         budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0,
+                         static_cast<double>(shape.window)});
   const auto bytes_of = [&](const TiledTraffic& traffic) { return flash_bytes(shape, traffic); };
   if (settles && rows != nullptr && rows->settled == Settled::certified) {
     cache->count_settled_search();

@@ -100,6 +100,7 @@ FlashShape flash_shape(const Op& attention) {
   shape.cached_tokens = attn.cached_tokens;
   shape.head_dim = attn.head_dim;
   shape.causal = attn.mask == AttentionMask::causal;
+  shape.window = shape.causal ? attn.window : 0;
   shape.query_output_bytes = attention.inputs[0].bytes();
   for (const Tensor& output : attention.outputs) {
     shape.query_output_bytes += output.bytes();

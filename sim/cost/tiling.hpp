@@ -61,6 +61,7 @@ struct FlashShape {
   std::int64_t cached_tokens = 0;
   std::int64_t head_dim = 1;
   bool causal = false;
+  std::int64_t window = 0;   ///< causal: keys a query sees at most (AttentionShape::window)
   Bytes query_output_bytes;  ///< Q read once and O written once, all instances
   Bytes key_value_bytes;     ///< K and V (cache included) read once, all instances
   double q_element_bytes = 2.0;

@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The attention half of a block: grouped-query attention (fused or not, windowed or not) and
 // multi-head latent attention.
-#include "sim/base/error.hpp"
 #include "sim/graph/elementwise_flops.hpp"
 #include "sim/graph/stage_builder.hpp"
-
-#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -28,6 +25,9 @@ void StageBuilder::add_fused_attention(const std::string& name, bool windowed,
   shape.query_tokens = stage_.tokens;
   shape.heads = spec_.num_heads;
   shape.head_dim = spec_.head_dim;
+  if (windowed && stage_.attention == AttentionMask::causal) {
+    shape.window = spec_.sliding_window;
+  }
   if (const std::int64_t cached = cached_tokens(windowed); cached > 0) {
     shape.cached_tokens = cached;
     const std::vector<Axis> cache_axes{batch(),
@@ -183,18 +183,6 @@ std::int64_t StageBuilder::cached_tokens(bool windowed) const {
   // A sliding window of W keys: the first query of the pass sees the last W − 1 cached keys
   // and itself, and a rolling cache keeps no more (Mistral's reference RotatingBufferCache).
   return windowed && spec_.sliding_window > 0 ? std::min(cached, spec_.sliding_window - 1) : cached;
-}
-
-// A pass whose queries see fewer keys than the causal mask gives them (T queries past a
-// W-key window) would be costed with the masked pairs counted: the bounds would not bound.
-void StageBuilder::check_window() const {
-  const std::int64_t window = spec_.sliding_window;
-  if (spec_.windowed_layers() > 0 && stage_.tokens + cached_tokens(true) > window) {
-    throw InputError(fmt::format(
-        "{}: a pass of {} tokens after {} cached ones exceeds the sliding_window of {} keys; "
-        "rsim models windowed attention for decode steps and for passes within the window",
-        spec_.name, stage_.tokens, cached_tokens(true), window));
-  }
 }
 
 }  // namespace rsim

@@ -95,6 +95,8 @@ struct AttentionShape {
   std::int64_t heads = 0;           ///< query heads
   std::int64_t head_dim = 0;        ///< per head: Q and K
   std::int64_t value_head_dim = 0;  ///< per head: V and O; 0: head_dim (MLA: its own)
+  /// Causal sliding window: a query sees at most this many keys, itself included. 0: all.
+  std::int64_t window = 0;
   double flops_scale = 1.0;  ///< a backward pass's FLOPs over the forward's (FlashAttention-2: 2.5)
   /// Key/value tokens each query can see: cached + this stage's.
   [[nodiscard]] std::int64_t kv_tokens() const { return cached_tokens + query_tokens; }

@@ -219,7 +219,6 @@ void StageBuilder::add_feature_norm(const std::string& name, const Axis& feature
 // Every layer's attention; then the dense MLP of the dense layers and the experts of the others
 // (DeepSeek-V3: 3 dense, 58 MoE), one after the other: their times add up over the layers.
 void StageBuilder::add_layer() {
-  check_window();
   if (!last_) {
     // A stage with no embedding op starts from its upstream (vision tokens → prefix).
     RSIM_CHECK(upstream_.has_value(), "a stage without inputs has nothing to transform");

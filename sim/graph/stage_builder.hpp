@@ -71,7 +71,6 @@ class StageBuilder {
   void add_latent_attention_block();
   /// Keys already in a KV cache for a layer (windowed or not).
   [[nodiscard]] std::int64_t cached_tokens(bool windowed) const;
-  void check_window() const;
 
   // mlp_block.cpp
   void add_mlp_block(const std::string& prefix);

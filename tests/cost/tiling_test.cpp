@@ -5,11 +5,13 @@
 #include "sim/base/error.hpp"
 #include "sim/cost/op_cost.hpp"
 #include "sim/cost/tile_cache.hpp"
+#include "sim/cost/tile_candidates.hpp"
 #include "sim/cost/tile_search.hpp"
 #include "sim/spec/config.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <vector>
@@ -192,6 +194,27 @@ TEST_CASE("FMHA traffic: K/V once per query tile, causal tiles read only visible
   // Footprint of the 128×64 tile: Q 128·64·2 + K,V 2·2·64·64·2 + S 128·64·4 + O 128·64·4
   // = 16,384 + 32,768 + 32,768 + 32,768 = 114,688.
   CHECK(bidirectional.footprint.si() == Approx(114'688.0));
+  // A 300-key window: tile t reads from its first query's window start to its last query,
+  // min((t+1)·128, 300 + 127 = 427) keys: 128 + 256 + 384 + 4 · 427 (tiles 3–6); the last tile,
+  // queries 896–999, keys 597–999: 403 → 768 + 1708 + 403 = 2879 of 1000 → 2.879.
+  shape.window = 300;
+  const auto windowed = rsim::flash_traffic(shape, {128, 64, 64});
+  CHECK(windowed.bytes.si() == Approx(256'000.0 + 2.879 * 256'000.0));
+  // The closed form against a count tile by tile, with keys cached before the pass too.
+  for (const std::int64_t cached : {0, 50, 299, 1000}) {
+    for (const std::int64_t bm : {16, 128, 1000}) {
+      INFO("cached " << cached << ", bm " << bm);
+      shape.cached_tokens = cached;
+      double keys = 0.0;
+      for (std::int64_t first = 0; first < shape.query_tokens; first += bm) {
+        const std::int64_t last = std::min(first + bm, shape.query_tokens) - 1;
+        keys += static_cast<double>(cached + last -
+                                    std::max<std::int64_t>(0, cached + first - 300 + 1) + 1);
+      }
+      const double tiles = std::ceil(1000.0 / static_cast<double>(bm));
+      CHECK(rsim::tile_candidates::windowed_keys_read(shape, bm, tiles) == Approx(keys));
+    }
+  }
 }
 
 TEST_CASE("scenario tiles: a CUTLASS tile in the π0.5 variant, bad tiers refused", "[tiling]") {

@@ -95,13 +95,27 @@ TEST_CASE("a decode past the window keeps a KV cache of the window", "[hf_config
   const auto json = nlohmann::json::parse(run.out);
   CHECK(json["memory"]["kv_cache_bytes"].get<double>() == 536'870'912.0);
   CHECK(json["memory"]["kv_tokens_per_sequence"] == 4096);
-  // A prefill longer than the window would count the pairs the window masks: refused.
-  const auto prefill = rsim::test::rsim_cli(
-      {"run", rsim::test::source_path("scenarios/llama3_8b_h100.yaml").string(), "--set", model,
-       "--set", "workload.seq_len=8192"});
-  CHECK(prefill.code == 2);
-  CHECK_THAT(prefill.err, Catch::Contains("a pass of 8192 tokens after 0 cached ones exceeds the "
-                                          "sliding_window of 4096 keys"));
+}
+
+TEST_CASE("a prefill longer than the window attends within it", "[hf_config][families]") {
+  // Mistral 7B v0.1, 4 sequences of 8192 tokens, window 4096: query i sees min(i + 1, 4096)
+  // keys, Σ = 4096·4097/2 + 4096·4096 = 25,167,872 pairs per head (against 8192·8193/2 =
+  // 33,558,528 without the window). Fused attention: 4 · 4 sequences · 32 heads · 128 · pairs =
+  // 1,649,401,659,392 FLOPs per layer; × 32 layers = 52,780,853,100,544.
+  const auto run = rsim::test::rsim_cli(
+      {"run", rsim::test::source_path("scenarios/llama3_8b_h100.yaml").string(), "--set",
+       "model=" + rsim::test::source_path("tests/data/hf/Mistral-7B-v0.1/config.json").string(),
+       "--set", "workload.seq_len=8192", "--format", "json"});
+  REQUIRE(run.code == 0);
+  const auto json = nlohmann::json::parse(run.out);
+  bool found = false;
+  for (const auto& op : json["ops"]) {
+    if (op["name"] == "attention") {
+      CHECK(op["flops"].get<double>() == 52'780'853'100'544.0);
+      found = true;
+    }
+  }
+  CHECK(found);
 }
 
 TEST_CASE("gpt_neox: Pythia-1.4B at its published size", "[hf_config][families]") {
