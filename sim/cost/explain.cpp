@@ -2,13 +2,16 @@
 #include "sim/cost/explain.hpp"
 
 #include "sim/base/dtype.hpp"
+#include "sim/base/error.hpp"
 #include "sim/base/units.hpp"
 #include "sim/cost/collectives.hpp"
 #include "sim/cost/op_cost.hpp"
 #include "sim/cost/op_cost_parts.hpp"
 #include "sim/cost/tiling.hpp"
+#include "sim/spec/catalog.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <cstddef>
@@ -154,6 +157,44 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const Tile
                               format_quantity(cost.t_lower.si(), Dimension::seconds),
                               format_quantity(cost.t_upper.si(), Dimension::seconds)));
   return lines;
+}
+
+OpGraph::Vertex find_explained_op(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
+                                  std::string_view name) {
+  std::vector<OpGraph::Vertex> matches;
+  std::vector<std::string> names;
+  // (fmt::format, not operator+: GCC 12's -Wrestrict false positive, PR 105329)
+  const std::string suffix = fmt::format("/{}", name);
+  for (const OpGraph::Vertex vertex : order) {
+    const Op& op = graph.op(vertex);
+    const std::string qualified = op.qualified_name();
+    if (qualified == name) {
+      return vertex;
+    }
+    // STAGE/OP: the qualified name without its block.
+    const std::string stage_op = fmt::format("{}/{}", op.stage, op.name);
+    if (op.name == name || qualified.ends_with(suffix) || stage_op == name) {
+      matches.push_back(vertex);
+    }
+    names.push_back(qualified);
+    names.push_back(op.name);
+  }
+  if (matches.size() == 1) {
+    return matches.front();
+  }
+  if (matches.empty()) {
+    const auto closest = closest_name(name, names);
+    throw InputError(fmt::format(
+        "--explain {}: no such op{} (names look like \"prefix/layer/q_proj\", \"prefix/q_proj\" "
+        "or \"q_proj\")",
+        name, closest ? fmt::format("; did you mean '{}'?", *closest) : std::string()));
+  }
+  std::vector<std::string> candidates;
+  for (const OpGraph::Vertex vertex : matches) {
+    candidates.push_back(graph.op(vertex).qualified_name());
+  }
+  throw InputError(fmt::format("--explain {}: {} ops match ({}); name one by STAGE/BLOCK/OP", name,
+                               candidates.size(), fmt::join(candidates, ", ")));
 }
 
 }  // namespace rsim

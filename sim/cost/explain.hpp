@@ -16,4 +16,10 @@ namespace rsim {
 std::vector<std::string> explain_op(const Op& op, const Roofs& roofs,
                                     const TileChoices& tiles = {});
 
+/// The op `--explain NAME` means, of the ops in `order`: the one whose qualified name
+/// (STAGE/BLOCK/OP) is NAME, else the one op named NAME or ending in "/NAME" (STAGE/OP works
+/// too). None is an InputError suggesting the closest name; several, one listing them.
+OpGraph::Vertex find_explained_op(const OpGraph& graph, const std::vector<OpGraph::Vertex>& order,
+                                  std::string_view name);
+
 }  // namespace rsim

@@ -107,6 +107,13 @@ TEST_CASE("the --help option works on every command and exits 0", "[cli]") {
   }
 }
 
+TEST_CASE("rsim --version prints the project's version", "[cli]") {
+  // CMakeLists.txt: project(rsim VERSION 0.1.0).
+  const auto outcome = rsim_cli({"--version"});
+  CHECK(outcome.code == 0);
+  CHECK(outcome.out == "rsim 0.1.0\n");
+}
+
 TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
   struct Case {
     std::vector<std::string> args;
@@ -218,6 +225,22 @@ TEST_CASE("the --explain option prints an op's formulas with the numbers put in"
   CHECK_THAT(outcome.out, Catch::Contains("= 1.29923e+11"));
   CHECK_THAT(outcome.out, Catch::Contains("× 18 instances"));
   CHECK_THAT(outcome.out, Catch::Contains("memory-bound"));
+  // STAGE/OP names the same op.
+  CHECK(rsim_cli({"run", scenario("pi05_thor"), "--explain", "prefix/gate_up_proj"}).out ==
+        outcome.out);
+}
+
+TEST_CASE("rsim run refuses an ambiguous --explain and suggests a close name", "[cli]") {
+  // π0.5 runs gate_up_proj in its prefix and action stages (SigLIP's MLP is not gated): two
+  // candidates, exit 2.
+  const auto ambiguous = rsim_cli({"run", scenario("pi05_thor"), "--explain", "gate_up_proj"});
+  CHECK(ambiguous.code == 2);
+  CHECK_THAT(ambiguous.err, Catch::Contains("--explain gate_up_proj: 2 ops match (") &&
+                                Catch::Contains("prefix/layer/gate_up_proj") &&
+                                Catch::Contains("name one by STAGE/BLOCK/OP"));
+  const auto typo = rsim_cli({"run", scenario("pi05_thor"), "--explain", "prefix/layer/q_prj"});
+  CHECK(typo.code == 2);
+  CHECK_THAT(typo.err, Catch::Contains("did you mean 'prefix/layer/q_proj'?"));
 }
 
 TEST_CASE("rsim whatif prints every variant beside the baseline", "[cli][whatif]") {

@@ -19,6 +19,8 @@ namespace rsim {
 int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"rsim: a roofline simulator for LLM workloads and parallelism plans", "rsim"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("rsim ") + RSIM_VERSION,
+                       "Print rsim's version and exit");
   app.footer(
       "HARDWARE, MODEL and the scenario's presets are names (thor_t5000) or paths to YAML files.\n"
       "Exit codes: 0 ok, 1 internal error, 2 bad input or usage, 3 validate: a lower bound above "
@@ -48,6 +50,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
     return app.exit(help, out, err);
+  } catch (const CLI::CallForVersion& version) {
+    out << version.what() << '\n';  // CLI11 prints it without a newline
+    return cli::kExitOk;
   } catch (const CLI::CallForAllHelp& help) {
     return app.exit(help, out, err);
   } catch (const CLI::ParseError& error) {

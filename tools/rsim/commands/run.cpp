@@ -36,23 +36,10 @@ int run_command(const RunOptions& options, std::ostream& out) {
       run_scenario(load_scenario(options.scenario.scenario, scenario_overrides(options.scenario)),
                    options.scenario);
   if (!options.explain.empty()) {
-    bool found = false;
-    for (OpGraph::Vertex vertex : result.table.order) {
-      const Op& op = result.graph.op(vertex);
-      const std::string qualified = op.qualified_name();
-      if (qualified == options.explain || op.name == options.explain ||
-          qualified.ends_with("/" + options.explain)) {
-        for (const std::string& line : explain_op(op, result.roofs, result.scenario.tiles)) {
-          out << line << '\n';
-        }
-        found = true;
-      }
-    }
-    if (!found) {
-      throw InputError(
-          fmt::format("--explain {}: no such op (names look like "
-                      "\"prefix/layer/q_proj\" or \"q_proj\")",
-                      options.explain));
+    const Op& op =
+        result.graph.op(find_explained_op(result.graph, result.table.order, options.explain));
+    for (const std::string& line : explain_op(op, result.roofs, result.scenario.tiles)) {
+      out << line << '\n';
     }
     return kExitOk;
   }
