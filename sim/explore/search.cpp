@@ -283,6 +283,34 @@ std::string_view to_string(SearchObjective objective) {
   return name_of(objective, kObjectiveNames);
 }
 
+std::vector<Plan> plans_on_mesh(const Scenario& scenario) {
+  const Plan& own = scenario.plan;
+  std::vector<std::string> signatures{plan_signature(own)};
+  std::vector<Plan> plans;
+  if (own.mesh.empty()) {
+    return plans;
+  }
+  const bool moe = std::any_of(scenario.model.stages.begin(), scenario.model.stages.end(),
+                               [](const StageSpec& stage) { return stage.component.moe(); });
+  for (const PlanPreset& preset : plan_presets()) {
+    if (preset.name == "single" || (preset.name == "expert_parallel" && !moe)) {
+      continue;
+    }
+    try {
+      Plan plan = make_plan(preset.name, own.mesh, scenario.hardware);
+      plan.vocab_padding = own.vocab_padding;
+      const std::string signature = plan_signature(plan);
+      if (std::find(signatures.begin(), signatures.end(), signature) == signatures.end()) {
+        signatures.push_back(signature);
+        plans.push_back(std::move(plan));
+      }
+    } catch (const PlanError&) {
+      // A preset whose axes the mesh lacks (or that the mesh cannot hold) is not a candidate.
+    }
+  }
+  return plans;
+}
+
 SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int64_t devices,
                           SearchObjective objective, RankBy rank_by) {
   check_search_devices(devices);

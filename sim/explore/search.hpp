@@ -82,6 +82,11 @@ inline constexpr std::int64_t kMaxSearchDevices = kMaxMeshDevices;
 /// InputError naming --devices unless 1 ≤ devices ≤ kMaxSearchDevices.
 void check_search_devices(std::int64_t devices);
 
+/// The plans `rsim compare` sets beside a scenario's own when given none: every preset that can
+/// be made on the scenario's mesh (expert parallelism only for a mixture of experts), each plan
+/// once (two presets that shard alike are one row), the scenario's own plan left out.
+std::vector<Plan> plans_on_mesh(const Scenario& scenario);
+
 SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int64_t devices,
                           SearchObjective objective, RankBy rank_by = RankBy::expected);
 

@@ -355,6 +355,27 @@ TEST_CASE("rsim compare puts plans side by side", "[cli][plan]") {
   CHECK_THAT(bad.err, Catch::Contains("plan"));
 }
 
+TEST_CASE("rsim compare with no --plan sets every preset of the mesh beside the own plan",
+          "[cli][plan]") {
+  // shard_d_vs_batch: shard_d over mesh {model: 2 over ici}. The one-axis presets that mesh takes:
+  // data_parallel (renamed onto 'model': the batch over 2), megatron_tp, sequence_parallel,
+  // pipeline (Gemma 2B's 18 layers in two stages of 9) and fsdp; shard_batch shards as
+  // data_parallel does (one row), expert_parallel needs experts, the others two or three axes.
+  const auto outcome = rsim_cli({"compare", scenario("shard_d_vs_batch"), "--format", "json"});
+  REQUIRE(outcome.code == 0);
+  const auto json = nlohmann::json::parse(outcome.out);
+  std::vector<std::string> plans;
+  for (const auto& variant : json["variants"]) {
+    plans.push_back(variant["plan"].get<std::string>());
+  }
+  CHECK(plans == std::vector<std::string>{"shard_d", "data_parallel", "megatron_tp",
+                                          "sequence_parallel", "pipeline", "fsdp"});
+  // A scenario on one device has no mesh to try presets on.
+  const auto single = rsim_cli({"compare", scenario("llama3_8b_h100")});
+  CHECK(single.code == 2);
+  CHECK_THAT(single.err, Catch::Contains("leaves no other preset on its mesh to compare"));
+}
+
 TEST_CASE("rsim threshold brackets the cost model and agrees with the closed forms",
           "[cli][thresholds]") {
   const auto threshold = [](std::vector<std::string> args) {
