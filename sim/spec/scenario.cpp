@@ -247,6 +247,23 @@ void allow_scenario_keys(const ConfigNode& document) {
                        "sweep", "variants"});
 }
 
+// What a scenario may leave out (docs/yaml.md "Scenario"): its name (the file's stem), bf16
+// weights, activations and compute, and the fusion serving engines run (FlashAttention, and the
+// activation, residual add and RoPE in the matmuls' epilogues, as vLLM's and TensorRT-LLM's
+// fused kernels do). The plan defaults to one device where it is read.
+void add_defaults(ConfigNode& document, const std::filesystem::path& path) {
+  const SourceMark mark{path.string() + " (a default)", 0, 0};
+  const std::pair<const char*, std::string> defaults[] = {
+      {"name", path.stem().string()},
+      {"precision", "bf16"},
+      {"fusion", "{attention: fused, into_matmul: [activation, residual, rope]}"}};
+  for (const auto& [key, text] : defaults) {
+    if (document.find(key) == nullptr) {
+      document.set_path(key, text, mark);
+    }
+  }
+}
+
 }  // namespace
 
 Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverrides& overrides,
@@ -272,6 +289,7 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   // Again, now with the --set keys: a top-level key they add is checked like the file's
   // (`--set preicsion=fp8` ran bf16 silently).
   allow_scenario_keys(document);
+  add_defaults(document, path);
   Scenario scenario;
   scenario.file = path.string();
   scenario.variant = overrides.variant;

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include "sim/spec/scenario.hpp"
 
+#include "sim/analysis/analysis.hpp"
+#include "sim/analysis/request.hpp"
 #include "sim/base/error.hpp"
 #include "test_paths.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
 
 using rsim::test::source_path;
 
@@ -146,4 +151,31 @@ TEST_CASE("a single-stage model without a vocabulary is an input error", "[scena
     CHECK_THAT(error, Catch::Contains("model_no_vocabulary.yaml") &&
                           Catch::Contains("vocab_size 0") && Catch::Contains("composite model"));
   }
+}
+
+TEST_CASE("a scenario needs only its hardware, model and workload", "[scenario]") {
+  // Issue 25: precision, fusion, plan and name have documented defaults (docs/yaml.md).
+  const auto path = std::filesystem::temp_directory_path() / "rsim_minimal_scenario.yaml";
+  std::ofstream(path) << "hardware: h100_sxm\nmodel: llama3_8b\n"
+                         "workload: {phase: decode, batch: 8, context: 4096}\n";
+  const auto minimal = rsim::load_scenario(path);
+  CHECK(minimal.name == "rsim_minimal_scenario");
+  CHECK(minimal.precision.policy == "bf16");
+  CHECK(minimal.fusion.attention_fused);
+  CHECK(minimal.fusion.into_matmul ==
+        std::vector<rsim::ElementwiseKind>{rsim::ElementwiseKind::activation,
+                                           rsim::ElementwiseKind::residual,
+                                           rsim::ElementwiseKind::rope});
+  CHECK(minimal.plan.devices() == 1);
+  // The defaults are what scenarios/llama3_8b_h100.yaml writes out (bf16 weights, activations
+  // and compute; fused attention; activation, residual and RoPE fused): the same bounds.
+  const auto explicit_scenario =
+      rsim::load_scenario(source_path("scenarios/llama3_8b_h100.yaml"),
+                          {{{"workload", "{phase: decode, batch: 8, context: 4096}"}}, {}});
+  const auto roofs = rsim::scenario_roofs(minimal, "");
+  const auto a = rsim::analyze(minimal, roofs);
+  const auto b = rsim::analyze(explicit_scenario, rsim::scenario_roofs(explicit_scenario, ""));
+  CHECK(a.bounds.total.t_lower.si() == b.bounds.total.t_lower.si());
+  CHECK(a.bounds.total.t_upper.si() == b.bounds.total.t_upper.si());
+  std::filesystem::remove(path);
 }
