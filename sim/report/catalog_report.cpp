@@ -37,7 +37,11 @@ void write_catalog_text(std::ostream& out, CatalogKind kind,
 nlohmann::ordered_json catalog_to_json(const std::vector<CatalogEntry>& entries) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const CatalogEntry& entry : entries) {
-    list.push_back({{"name", entry.name}, {"description", entry.description}});
+    nlohmann::ordered_json item{{"name", entry.name}, {"description", entry.description}};
+    if (!entry.file.empty()) {
+      item["file"] = entry.file;
+    }
+    list.push_back(std::move(item));
   }
   return list;
 }

@@ -70,7 +70,7 @@ std::vector<CatalogEntry> files_of(std::string_view kind) {
     } catch (const InputError& failure) {
       description = std::string("(does not load: ") + failure.what() + ")";
     }
-    result.push_back({file.stem().string(), description});
+    result.push_back({file.stem().string(), description, file.string()});
   }
   return result;
 }
@@ -109,7 +109,7 @@ std::vector<CatalogEntry> catalog(CatalogKind kind) {
     case CatalogKind::plans: {
       std::vector<CatalogEntry> result;
       for (const PlanPreset& preset : plan_presets()) {
-        result.push_back({std::string(preset.name), std::string(preset.description)});
+        result.push_back({std::string(preset.name), std::string(preset.description), {}});
       }
       return result;
     }
@@ -118,7 +118,7 @@ std::vector<CatalogEntry> catalog(CatalogKind kind) {
   }
   std::vector<CatalogEntry> result;
   for (const PrecisionPolicy& policy : precision_policies()) {
-    result.push_back({std::string(policy.name), std::string(policy.description)});
+    result.push_back({std::string(policy.name), std::string(policy.description), {}});
   }
   return result;
 }

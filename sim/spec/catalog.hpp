@@ -16,6 +16,7 @@ std::optional<CatalogKind> parse_catalog_kind(std::string_view name);
 struct CatalogEntry {
   std::string name;         ///< what a scenario or an option takes: h100_sxm, megatron_tp, fp8
   std::string description;  ///< one line
+  std::string file;         ///< the preset file (hardware and models); empty for built-in ones
 };
 
 /// Every preset of a kind, by name. Hardware and models are the YAML files of the first preset

@@ -17,6 +17,27 @@
 #endif
 
 namespace rsim {
+namespace {
+
+// Where bare preset names are looked up after the referring file's folder, in order: the working
+// directory, $RSIM_DATA_DIR, an installed binary's PREFIX/share/rsim (beside PREFIX/bin/rsim:
+// cmake --install), and the source tree this binary was built from.
+std::vector<std::filesystem::path> data_roots() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> roots{fs::path(".")};
+  if (const char* data_dir = std::getenv("RSIM_DATA_DIR")) {
+    roots.emplace_back(data_dir);
+  }
+  std::error_code error;
+  const fs::path executable = fs::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    roots.push_back(executable.parent_path().parent_path() / "share" / "rsim");
+  }
+  roots.emplace_back(RSIM_DATA_DIR);
+  return roots;
+}
+
+}  // namespace
 
 std::filesystem::path find_preset(std::string_view name, std::string_view kind,
                                   const std::filesystem::path& referrer) {
@@ -34,11 +55,9 @@ std::filesystem::path find_preset(std::string_view name, std::string_view kind,
       candidates.push_back(referrer_dir / ".." / kind / file);
       candidates.push_back(referrer_dir / file);
     }
-    candidates.push_back(fs::path(kind) / file);
-    if (const char* data_dir = std::getenv("RSIM_DATA_DIR")) {
-      candidates.push_back(fs::path(data_dir) / kind / file);
+    for (const fs::path& root : data_roots()) {
+      candidates.push_back(root == "." ? fs::path(kind) / file : root / kind / file);
     }
-    candidates.push_back(fs::path(RSIM_DATA_DIR) / kind / file);
   }
   std::vector<std::string> tried;
   for (const fs::path& candidate : candidates) {
@@ -63,11 +82,7 @@ std::filesystem::path find_preset(std::string_view name, std::string_view kind,
 
 std::vector<std::filesystem::path> preset_folders(std::string_view kind) {
   namespace fs = std::filesystem;
-  std::vector<fs::path> roots{fs::path(".")};
-  if (const char* data_dir = std::getenv("RSIM_DATA_DIR")) {
-    roots.emplace_back(data_dir);
-  }
-  roots.emplace_back(RSIM_DATA_DIR);
+  const std::vector<fs::path> roots = data_roots();
   std::vector<fs::path> folders;
   std::vector<fs::path> seen;
   for (const fs::path& root : roots) {
