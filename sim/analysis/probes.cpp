@@ -57,6 +57,25 @@ const NetworkTier& require_network(const Roofs& roofs, std::string_view network,
 
 CollectiveResult analyze_collective(Collective collective, std::string_view network,
                                     const Roofs& roofs) {
+  if (network.find('+') != std::string_view::npos) {
+    // A hierarchy: levels of the axis over each tier (collectives.hpp), as a mesh axis spans.
+    std::vector<const NetworkTier*> tiers = roofs.find_networks(network);
+    if (tiers.empty()) {
+      for (std::string_view rest = network; !rest.empty();) {
+        const std::size_t plus = rest.find('+');
+        require_network(roofs, rest.substr(0, plus), "--network");
+        rest = plus == std::string_view::npos ? std::string_view() : rest.substr(plus + 1);
+      }
+    }
+    CollectiveCost cost = collective_cost(collective, tiers);
+    CollectiveResult result{
+        roofs.hardware, *tiers.front(), std::move(collective), std::move(cost), {}};
+    result.tier.name = std::string(network);
+    for (const NetworkTier* tier : tiers) {
+      result.levels.push_back(*tier);
+    }
+    return result;
+  }
   const NetworkTier& tier = require_network(roofs, network, "--network");
   collective.wraparound =
       collective.wraparound &&
@@ -64,7 +83,7 @@ CollectiveResult analyze_collective(Collective collective, std::string_view netw
        std::all_of(collective.axes.begin(), collective.axes.end(),
                    [&](std::int64_t size) { return size == tier.wraparound_size; }));
   CollectiveCost cost = collective_cost(collective, tier);
-  return CollectiveResult{roofs.hardware, tier, std::move(collective), std::move(cost)};
+  return CollectiveResult{roofs.hardware, tier, std::move(collective), std::move(cost), {}};
 }
 
 MatmulResult analyze_matmul(const MatmulShape& shape, Roofs roofs, const MatmulPlan& plan,

@@ -62,14 +62,16 @@ MatmulResult analyze_matmul(const MatmulShape& shape, Roofs roofs, const MatmulP
 /// One collective on one network tier (`rsim collective`).
 struct CollectiveResult {
   std::string hardware;
-  NetworkTier tier;
+  NetworkTier tier;       ///< the tier (the innermost, named "nvlink+ib", for a hierarchy)
   Collective collective;  ///< as costed: wraparound resolved against the tier
   CollectiveCost cost;
+  std::vector<NetworkTier> levels;  ///< a hierarchy's tiers, innermost first; empty for one
 };
 
 /// Costs a collective on the named tier. A torus axis has wraparound links only at the tier's
 /// wraparound size, so `collective.wraparound` is kept only where every axis has it.
-/// InputError if the tier does not exist.
+/// `network` may name a hierarchy, "nvlink+ib" (innermost first), as a mesh axis may. InputError
+/// if a tier does not exist.
 CollectiveResult analyze_collective(Collective collective, std::string_view network,
                                     const Roofs& roofs);
 

@@ -97,7 +97,12 @@ void write_collective_text(std::ostream& out, const CollectiveResult& result) {
                      result.hardware);
   TextTable table({{"quantity", Align::left}, {"value"}});
   table.add_row({"algorithm", cost.algorithm});
-  table.add_row({"link bandwidth (one way)", rate(result.tier.bandwidth)});
+  if (result.levels.empty()) {
+    table.add_row({"link bandwidth (one way)", rate(result.tier.bandwidth)});
+  }
+  for (const NetworkTier& level : result.levels) {
+    table.add_row({fmt::format("link bandwidth (one way), {}", level.name), rate(level.bandwidth)});
+  }
   table.add_row({"hops", fmt::format("{}", cost.hops)});
   table.add_row({"bytes sent per device", bytes(cost.bytes_per_device)});
   table.add_row({"bandwidth term", seconds(cost.bandwidth_time)});

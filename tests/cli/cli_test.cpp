@@ -295,6 +295,19 @@ TEST_CASE("rsim collective and the sharded rsim matmul", "[cli][collectives]") {
           .out);
   CHECK(full["wraparound"] == true);
   CHECK(full["t_s"].get<double>() == Approx(33'554'432.0 / 9e10));
+  // A hierarchy, as a mesh axis takes it: 16 H100s over nvlink (8 per node, 450 GB/s) then ib
+  // (2 nodes; 8 NICs of 400 Gb/s = 400 GB/s per node). T = V · max(7 / (8 · 450e9),
+  // 1 / (2 · 400e9)) = 1e9 · 1.944e-12 = 1.944 ms.
+  const auto nodes =
+      rsim_cli({"collective", "--hardware", "h100_sxm", "--op", "all-gather", "--bytes", "1 GB",
+                "--devices", "16", "--network", "nvlink+ib", "--format", "json"});
+  REQUIRE(nodes.code == 0);
+  CHECK(nlohmann::json::parse(nodes.out)["t_bandwidth_s"].get<double>() ==
+        Approx(1e9 * 7.0 / (8.0 * 450e9)));
+  const auto unknown = rsim_cli({"collective", "--hardware", "h100_sxm", "--op", "all-gather",
+                                 "--bytes", "1 GB", "--devices", "16", "--network", "nvlink+eth"});
+  CHECK(unknown.code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("no network tier 'eth' (tiers: nvlink, ib)"));
   const auto sharded = nlohmann::json::parse(
       rsim_cli({"matmul", "--hardware", "tpu_v5e", "--b", "512", "--d", "8192", "--f", "8192",
                 "--devices", "2", "--shard", "d", "--network", "ici", "--format", "json"})
