@@ -1,11 +1,25 @@
 #!/usr/bin/env bash
-# Installs rsim's build and test dependencies from Debian 12 packages (run as root).
+# Installs rsim's dependencies from Debian 12 packages (run as root).
+#   tools/install-deps.sh          what building and running rsim need
+#   tools/install-deps.sh --test   and what the test command needs besides: Catch2, clang 14 with
+#                                  libFuzzer, clang-format/clang-tidy, Google Benchmark, and the
+#                                  renderers of the chart and HTML tests (librsvg, Chromium)
 set -euo pipefail
-packages=(build-essential cmake ninja-build clang-format clang-tidy
+packages=(build-essential cmake ninja-build
           libyaml-cpp-dev libeigen3-dev libboost-graph-dev libtbb-dev
-          catch2 libbenchmark-dev libfmt-dev nlohmann-json3-dev libcli11-dev
-          clang libclang-rt-14-dev  # the fuzz preset: clang 14 and its libFuzzer
-          librsvg2-bin chromium)  # the last two render the charts and the HTML report in tests
+          libfmt-dev nlohmann-json3-dev libcli11-dev)
+case "${1:-}" in
+  "") ;;
+  --test)
+    packages+=(catch2 clang-format clang-tidy libbenchmark-dev
+               clang libclang-rt-14-dev  # the clang and fuzz presets: clang 14 and its libFuzzer
+               librsvg2-bin chromium)    # render the charts and the HTML report in tests
+    ;;
+  *)
+    echo "tools/install-deps.sh: unknown option '$1' (expected none, or --test)" >&2
+    exit 2
+    ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
