@@ -300,7 +300,10 @@ Json whatif_to_json(const std::vector<RunResult>& runs) {
     variants.push_back(entry);
   }
   const Scenario& baseline = runs.front().scenario;
-  return Json{{"scenario", baseline.name}, {"file", baseline.file}, {"variants", variants}};
+  return Json{{"schema_version", kRunJsonSchemaVersion},
+              {"scenario", baseline.name},
+              {"file", baseline.file},
+              {"variants", variants}};
 }
 
 Json op_record(const Op& op, const OpCost& cost, double expected,
@@ -435,6 +438,8 @@ Json run_to_json(const RunResult& result) {
                              ? Json(kv_tokens_per_sequence(scenario.workload, scenario.model))
                              : Json(nullptr);
   return Json{
+      // Bumped when a key changes meaning or goes away (adding keys keeps it).
+      {"schema_version", kRunJsonSchemaVersion},
       {"scenario", scenario.name},
       {"file", scenario.file},
       {"hardware", scenario.hardware.name},

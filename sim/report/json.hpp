@@ -9,6 +9,9 @@
 
 namespace rsim {
 
+/// The version of the run and what-if JSON documents' layout (their `schema_version`).
+inline constexpr int kRunJsonSchemaVersion = 1;
+
 /// Machine-readable run: SI numbers, keys suffixed with their unit where not FLOPs or bytes.
 nlohmann::ordered_json run_to_json(const RunResult& result);
 nlohmann::ordered_json roofs_to_json(const Roofs& roofs);

@@ -44,6 +44,19 @@ void write_header(std::ostream& out, const RunResult& result) {
       "{}{}  ({})\n\n", scenario.name,
       scenario.variant.empty() ? std::string() : fmt::format(" — variant '{}'", scenario.variant),
       scenario.file);
+  // The answer first: the bounds, the expected time, the roof, whether it fits, tokens/s.
+  const Totals& total = result.bounds.total;
+  std::string tokens;
+  if (scenario.workload.phase == Phase::decode && total.t_expected.si() > 0.0) {
+    tokens = fmt::format("; {:.4g} tokens/s expected",
+                         static_cast<double>(scenario.workload.batch) / total.t_expected.si());
+  }
+  out << fmt::format(
+      "  result     {} … {} (lower … upper bound), expected {}; {}-bound; {} ({} of "
+      "{} per device){}\n",
+      seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_expected),
+      bound_label(total.bound, total.bound_tier), result.footprint.fits() ? "fits" : "DOES NOT FIT",
+      bytes(result.footprint.total()), bytes(result.footprint.capacity), tokens);
   out << fmt::format(
       "  hardware   {}, mode {}{}\n", roofs.hardware, roofs.mode,
       roofs.unified_memory ? " (unified memory: the CPU shares DRAM bandwidth)" : "");

@@ -107,6 +107,29 @@ TEST_CASE("the --help option works on every command and exits 0", "[cli]") {
   }
 }
 
+TEST_CASE("rsim run puts the answer first", "[cli]") {
+  // Issue 25: the bound, the expected time, the roof and the memory verdict in the first lines;
+  // JSON says its layout's version.
+  const auto text = rsim_cli({"run", scenario("pi05_thor")});
+  REQUIRE(text.code == 0);
+  const auto json =
+      nlohmann::json::parse(rsim_cli({"run", scenario("pi05_thor"), "--format", "json"}).out);
+  CHECK(json["schema_version"] == 1);
+  std::istringstream lines(text.out);
+  std::string title;
+  std::string blank;
+  std::string headline;
+  std::getline(lines, title);
+  std::getline(lines, blank);
+  std::getline(lines, headline);
+  CHECK_THAT(headline, Catch::StartsWith("  result     ") &&
+                           Catch::Contains(" (lower … upper bound), expected ") &&
+                           Catch::Contains("; dram-bound; fits ("));
+  const auto decode = rsim_cli({"run", scenario("llama3_8b_h100"), "--set",
+                                "workload={phase: decode, batch: 8, context: 4096}"});
+  CHECK_THAT(decode.out, Catch::Contains(" tokens/s expected\n"));
+}
+
 TEST_CASE("rsim --version prints the project's version", "[cli]") {
   // CMakeLists.txt: project(rsim VERSION 0.1.0).
   const auto outcome = rsim_cli({"--version"});
