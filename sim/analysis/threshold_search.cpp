@@ -50,6 +50,7 @@ ThresholdResult find_threshold(const ThresholdQuery& query,
                                const std::function<Scenario(std::int64_t)>& load,
                                const std::function<Roofs(const Scenario&)>& roofs_of) {
   ThresholdResult result;
+  bool fits = true;  // whether the last value evaluated fits in memory
   const auto evaluate = [&](std::int64_t value) {
     ++result.evaluations;
     Scenario scenario = load(value);
@@ -58,16 +59,42 @@ ThresholdResult find_threshold(const ThresholdQuery& query,
     const auto [t_math, t_roof] = scope_times(run, query);
     result.t_math = t_math;
     result.t_roof = t_roof;
+    fits = run.footprint.fits();
     return t_math >= t_roof;
   };
   // Bracket by doubling, then bisect: the smallest value with T_math ≥ T_roof (T_math − T_roof
-  // grows with the batch or sequence for every op rsim models).
+  // grows with the batch or sequence for every op rsim models). Memory grows with them too: a
+  // value that does not fit ends the doubling, and the search goes on below the largest that
+  // fits (found by bisection) or stops there.
   // Work in units of `step`: value = step · k.
   const std::int64_t limit = std::max<std::int64_t>(1, query.high / query.step);
   const auto holds = [&](std::int64_t units) { return evaluate(units * query.step); };
   std::int64_t low = 0;
   std::int64_t high = 1;
-  while (!holds(high)) {
+  while (true) {
+    const bool reached = holds(high);
+    if (high == 1 && query.roof == Bound::network && result.t_roof.si() == 0.0) {
+      result.no_traffic = true;  // T_net = 0 at any value: no collective to reach
+      return result;
+    }
+    if (!fits) {
+      std::int64_t fitting = low;  // fits (or 0)
+      std::int64_t short_of = high;
+      while (short_of - fitting > 1) {
+        const std::int64_t middle = fitting + (short_of - fitting) / 2;
+        holds(middle);
+        (fits ? fitting : short_of) = middle;
+      }
+      if (fitting == 0 || !holds(fitting)) {
+        result.largest_fitting = fitting * query.step;
+        return result;
+      }
+      high = fitting;
+      break;
+    }
+    if (reached) {
+      break;
+    }
     if (high >= limit) {
       return result;
     }
@@ -92,7 +119,9 @@ ThresholdResult threshold_scenario(const std::filesystem::path& path,
   }
   const Scenario baseline = load_scenario(path, overrides);
   const bool width = param == "d_model";
-  query.key = width ? "model.hidden_size" : "workload." + param;
+  // A decode step's tokens per sequence are its cached context.
+  const bool context = param == "seq_len" && baseline.workload.phase == Phase::decode;
+  query.key = width ? "model.hidden_size" : context ? "workload.context" : "workload." + param;
   const std::string split_axis = width ? "embed" : param == "batch" ? "batch" : "seq";
   query.step = 1;
   if (const auto axis = baseline.plan.mesh_axis_for(split_axis, false)) {

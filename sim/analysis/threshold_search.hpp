@@ -30,9 +30,13 @@ struct ThresholdQuery {
 
 struct ThresholdResult {
   std::optional<std::int64_t> value;  ///< nullopt: T_math stays below the roof up to `high`
-  Seconds t_math;                     ///< at `value` (or at `high`)
+  Seconds t_math;                     ///< at `value` (or where the search stopped)
   Seconds t_roof;
   int evaluations = 0;
+  /// The search stopped at the memory: the largest value that fits (0: not even one step), when
+  /// a larger one did not fit before T_math reached the roof.
+  std::optional<std::int64_t> largest_fitting;
+  bool no_traffic = false;  ///< --roof network on a plan with no collectives: nothing to reach
 };
 
 /// `load(x)` must return the scenario with the key set to x, and `roofs_of` its roofs.

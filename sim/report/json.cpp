@@ -488,15 +488,18 @@ Json run_to_json(const RunResult& result) {
 }
 
 Json threshold_to_json(const ThresholdQuery& query, const ThresholdResult& result) {
-  return Json{{"param", query.key},
-              {"roof", to_string(query.roof)},
-              {"scope", query.scope.empty() ? Json(nullptr) : Json(query.scope)},
-              {"value", result.value ? Json(*result.value) : Json(nullptr)},
-              {"searched_up_to", query.high},
-              {"step", query.step},
-              {"t_math_s", result.t_math.si()},
-              {"t_roof_s", result.t_roof.si()},
-              {"evaluations", result.evaluations}};
+  return Json{
+      {"param", query.key},
+      {"roof", to_string(query.roof)},
+      {"scope", query.scope.empty() ? Json(nullptr) : Json(query.scope)},
+      {"value", result.value ? Json(*result.value) : Json(nullptr)},
+      {"searched_up_to", query.high},
+      {"step", query.step},
+      {"t_math_s", result.t_math.si()},
+      {"t_roof_s", result.t_roof.si()},
+      {"evaluations", result.evaluations},
+      {"largest_fitting", result.largest_fitting ? Json(*result.largest_fitting) : Json(nullptr)},
+      {"no_traffic", result.no_traffic}};
 }
 
 Json collective_to_json(const CollectiveResult& result) {

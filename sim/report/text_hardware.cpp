@@ -71,6 +71,21 @@ void write_threshold_text(std::ostream& out, const ThresholdQuery& query,
                           const ThresholdResult& result) {
   const std::string scope = query.scope.empty() ? "the whole run" : query.scope;
   const std::string roof = query.roof == Bound::network ? "ΣT_net" : "ΣT_mem";
+  if (result.no_traffic) {
+    out << fmt::format(
+        "{}: no network traffic over {} (the plan has no collectives there): "
+        "ΣT_net stays 0 s, nothing for ΣT_math to reach\n",
+        query.key, scope);
+    return;
+  }
+  if (!result.value && result.largest_fitting) {
+    out << fmt::format(
+        "{}: ΣT_math stays below {} over {} up to {}, the largest that fits in memory (there "
+        "ΣT_math = {}, {} = {}); the roof is not reached before the memory runs out\n",
+        query.key, roof, scope, *result.largest_fitting, seconds(result.t_math), roof,
+        seconds(result.t_roof));
+    return;
+  }
   if (!result.value) {
     out << fmt::format(
         "{}: ΣT_math stays below {} over {} up to {} (there ΣT_math = {}, {} = {}); "

@@ -412,6 +412,34 @@ TEST_CASE("rsim compare with no --plan sets every preset of the mesh beside the 
   CHECK_THAT(single.err, Catch::Contains("leaves no other preset on its mesh to compare"));
 }
 
+TEST_CASE("rsim threshold stops where the memory runs out and at no traffic", "[cli][thresholds]") {
+  const auto threshold = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "threshold");
+    args.emplace_back("--format");
+    args.emplace_back("json");
+    const auto outcome = rsim_cli(args);
+    REQUIRE(outcome.code == 0);
+    return nlohmann::json::parse(outcome.out);
+  };
+  // Llama 3 8B decoding after 4096 tokens on one 80 GB H100 (bf16). Weights 2 · 8,030,261,248 =
+  // 16,060,522,496 B; KV cache per sequence 32 layers · K,V · 8 heads · 128 · 2 B · 4097 tokens =
+  // 536,997,888 B. (80e9 − 16,060,522,496) / 536,997,888 = 119.07: 119 sequences fit with
+  // 36.7 MB to spare for the largest op's activations (the LM head's 119 · 128256 · 2 B =
+  // 30.5 MB of logits), 120 do not. The matmuls meet the ridge only at 327 (README): memory
+  // first.
+  const auto decode = "workload={phase: decode, batch: 1, context: 4096}";
+  const auto batch = threshold({scenario("llama3_8b_h100"), "--set", decode});
+  CHECK(batch["value"].is_null());
+  CHECK(batch["largest_fitting"] == 119);
+  // --param seq_len in a decode step searches the context.
+  CHECK(threshold({scenario("llama3_8b_h100"), "--set", decode, "--param", "seq_len"})["param"] ==
+        "workload.context");
+  // One device, no collectives: nothing for T_math to reach on the network roof.
+  const auto network = threshold({scenario("llama3_8b_h100"), "--roof", "network"});
+  CHECK(network["no_traffic"] == true);
+  CHECK(network["value"].is_null());
+}
+
 TEST_CASE("rsim threshold brackets the cost model and agrees with the closed forms",
           "[cli][thresholds]") {
   const auto threshold = [](std::vector<std::string> args) {
