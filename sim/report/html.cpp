@@ -227,6 +227,56 @@ void write_stages(std::ostream& out, const RunResult& run) {
   out << "</section>\n";
 }
 
+// A decode step or a whole request, as tables (issue 25: they hid in the collapsed text): the
+// times with their bounds and the expected one, tokens/s, and the memory one device holds.
+void write_decode(std::ostream& out, const RunResult& run) {
+  const Workload& workload = run.scenario.workload;
+  if (workload.phase != Phase::decode) {
+    return;
+  }
+  out << "<section id=\"decode\"><h2>Decode</h2>\n";
+  const auto time_row = [](const std::string& name, const PhaseTimes& time) {
+    return std::vector<Cell>{name, seconds(time.lower.si()), seconds(time.expected.si()),
+                             seconds(time.upper.si())};
+  };
+  const auto rate_row = [](const std::string& name, double tokens, const PhaseTimes& time) {
+    const auto rate = [&](Seconds t) {
+      const double value = t.si() > 0.0 ? tokens / t.si() : 0.0;
+      return num(value, fmt::format("{:.4g} tokens/s", value));
+    };
+    // The lower bound gives the most tokens/s, the upper the fewest.
+    return std::vector<Cell>{name, rate(time.lower), rate(time.expected), rate(time.upper)};
+  };
+  const Totals& total = run.bounds.total;
+  const PhaseTimes step{total.t_lower, total.t_upper, total.t_expected};
+  const auto batch = static_cast<double>(workload.batch);
+  std::vector<std::vector<Cell>> rows{
+      time_row(fmt::format("decode step ({} cached tokens)", workload.context), step),
+      rate_row("tokens/s, one step", batch, step)};
+  if (run.request) {
+    const DecodeRequest& request = *run.request;
+    rows.push_back(
+        time_row(fmt::format("time to first token (prefill of {} tokens)", request.prompt_tokens),
+                 request.prefill));
+    rows.push_back(time_row("time per output token after the first", request.per_output_token()));
+    rows.push_back(time_row(fmt::format("{} decode steps", request.steps), request.decode));
+    rows.push_back(time_row("request", request.total()));
+    rows.push_back(rate_row("tokens/s, whole request",
+                            batch * static_cast<double>(request.steps + 1), request.total()));
+  }
+  write_table(out, "decode-table", {"", "lower#", "expected#", "upper#"}, rows);
+  const Footprint& memory = run.footprint;
+  std::vector<std::vector<Cell>> parts;
+  for (const auto& [name, size] :
+       {std::pair{"weights", memory.weights}, std::pair{"KV cache", memory.kv_cache},
+        std::pair{"activations (largest op)", memory.activations},
+        std::pair{"total", memory.total()}, std::pair{"capacity", memory.capacity}}) {
+    parts.push_back({std::string(name), bytes(size.si())});
+  }
+  write_table(out, "memory-table", {"per device", "bytes#"}, parts);
+  out << "</section>\n";
+}
+
 void write_ops(std::ostream& out, const RunResult& run) {
   out << "<section id=\"ops\"><h2>Ops</h2><p class=\"sub\">Per instance, then × count; "
          "click a header to sort.</p>\n";
@@ -290,6 +340,7 @@ void write_run_html(std::ostream& out, const RunResult& run,
   write_scenario(out, run);
   out << "<section id=\"chart\"><h2>Roofline</h2><figure>\n"
       << render_roofline_svg(chart) << "</figure></section>\n";
+  write_decode(out, run);
   write_stages(out, run);
   write_ops(out, run);
   if (!kernels.empty()) {

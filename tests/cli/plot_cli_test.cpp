@@ -3,6 +3,7 @@
 #include "test_paths.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -43,6 +44,27 @@ TEST_CASE("rsim run --plot and --html write the chart and the report", "[cli][ro
   CHECK(outcome.out.find("Stages") != std::string::npos);  // the report still prints
   CHECK(read(svg).rfind("<svg xmlns=", 0) == 0);
   CHECK(read(html).find("<table id=\"ops-table\"") != std::string::npos);
+}
+
+TEST_CASE("the HTML of a decode request shows TTFT and memory as tables", "[cli][html]") {
+  // Issue 25: they were only in the collapsed text report. The decode table comes before it,
+  // and its cells carry the JSON's figures (the same run).
+  const auto dir = scratch("request");
+  const auto html_path = dir / "request.html";
+  const Outcome outcome = rsim_cli(
+      {"run", source("scenarios/llama3_70b_request_h100.yaml"), "--html", html_path.string()});
+  REQUIRE(outcome.code == 0);
+  const std::string html = read(html_path);
+  const auto table = html.find("<table id=\"decode-table\"");
+  const auto ttft = html.find("time to first token (prefill of 4096 tokens)");
+  REQUIRE(table != std::string::npos);
+  CHECK(ttft != std::string::npos);
+  CHECK(ttft < html.find("<details>"));
+  CHECK(html.find("<table id=\"memory-table\"") < html.find("<details>"));
+  const auto json = nlohmann::json::parse(
+      rsim_cli({"run", source("scenarios/llama3_70b_request_h100.yaml"), "--format", "json"}).out);
+  const double prefill = json["decode"]["request"]["prefill"]["t_lower_s"].get<double>();
+  CHECK(html.find(fmt::format("data-v=\"{:.17g}\"", prefill), ttft) != std::string::npos);
 }
 
 TEST_CASE("plot to stdout (--plot -) draws a text chart instead of the report", "[cli][roofline]") {
