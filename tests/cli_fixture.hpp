@@ -3,6 +3,9 @@
 
 #include "cli.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -27,6 +30,16 @@ inline Outcome rsim_cli(std::vector<std::string> args) {
   std::ostringstream err;
   const int code = run_cli(static_cast<int>(argv.size()), argv.data(), out, err);
   return {code, out.str(), err.str()};
+}
+
+/// The `flops` (× count) of the op named `name` in a run's JSON, if there is one.
+inline std::optional<double> op_flops(const nlohmann::json& run, const std::string& name) {
+  for (const auto& op : run["ops"]) {
+    if (op["name"] == name) {
+      return op["flops"].get<double>();
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace rsim::test

@@ -412,15 +412,21 @@ TEST_CASE("rsim compare with no --plan sets every preset of the mesh beside the 
   CHECK_THAT(single.err, Catch::Contains("leaves no other preset on its mesh to compare"));
 }
 
+namespace {
+
+// `rsim threshold ARGS --format json`, which must succeed.
+nlohmann::json threshold_json(std::vector<std::string> args) {
+  args.insert(args.begin(), "threshold");
+  args.emplace_back("--format");
+  args.emplace_back("json");
+  const auto outcome = rsim_cli(args);
+  REQUIRE(outcome.code == 0);
+  return nlohmann::json::parse(outcome.out);
+}
+
+}  // namespace
+
 TEST_CASE("rsim threshold stops where the memory runs out and at no traffic", "[cli][thresholds]") {
-  const auto threshold = [](std::vector<std::string> args) {
-    args.insert(args.begin(), "threshold");
-    args.emplace_back("--format");
-    args.emplace_back("json");
-    const auto outcome = rsim_cli(args);
-    REQUIRE(outcome.code == 0);
-    return nlohmann::json::parse(outcome.out);
-  };
   // Llama 3 8B decoding after 4096 tokens on one 80 GB H100 (bf16). Weights 2 · 8,030,261,248 =
   // 16,060,522,496 B; KV cache per sequence 32 layers · K,V · 8 heads · 128 · 2 B · 4097 tokens =
   // 536,997,888 B. (80e9 − 16,060,522,496) / 536,997,888 = 119.07: 119 sequences fit with
@@ -428,43 +434,36 @@ TEST_CASE("rsim threshold stops where the memory runs out and at no traffic", "[
   // 30.5 MB of logits), 120 do not. The matmuls meet the ridge only at 327 (README): memory
   // first.
   const auto decode = "workload={phase: decode, batch: 1, context: 4096}";
-  const auto batch = threshold({scenario("llama3_8b_h100"), "--set", decode});
+  const auto batch = threshold_json({scenario("llama3_8b_h100"), "--set", decode});
   CHECK(batch["value"].is_null());
   CHECK(batch["largest_fitting"] == 119);
   // --param seq_len in a decode step searches the context.
-  CHECK(threshold({scenario("llama3_8b_h100"), "--set", decode, "--param", "seq_len"})["param"] ==
-        "workload.context");
+  CHECK(threshold_json({scenario("llama3_8b_h100"), "--set", decode, "--param",
+                        "seq_len"})["param"] == "workload.context");
   // One device, no collectives: nothing for T_math to reach on the network roof.
-  const auto network = threshold({scenario("llama3_8b_h100"), "--roof", "network"});
+  const auto network = threshold_json({scenario("llama3_8b_h100"), "--roof", "network"});
   CHECK(network["no_traffic"] == true);
   CHECK(network["value"].is_null());
 }
 
 TEST_CASE("rsim threshold brackets the cost model and agrees with the closed forms",
           "[cli][thresholds]") {
-  const auto threshold = [](std::vector<std::string> args) {
-    args.insert(args.begin(), "threshold");
-    args.emplace_back("--format");
-    args.emplace_back("json");
-    const auto outcome = rsim_cli(args);
-    REQUIRE(outcome.code == 0);
-    return nlohmann::json::parse(outcome.out);
-  };
   // Gemma 2B's MLP group on v5e in bf16: the exact root is 275.2 tokens (whatif_test derives
   // T = 3I·DF / (3DF − I(2D + 3F))), so the smallest whole batch is 276.
-  CHECK(threshold({scenario("quantization_v5e"), "--scope", "decoder/mlp"})["value"] == 276);
+  CHECK(threshold_json({scenario("quantization_v5e"), "--scope", "decoder/mlp"})["value"] == 276);
   // Shard over D: the all-reduced partial sums grow with B as fast as the FLOPs, so no batch
   // escapes the network roof (seed 004: it depends on D, not B).
-  CHECK(threshold({scenario("shard_d_vs_batch"), "--roof", "network", "--max", "65536"})["value"]
-            .is_null());
+  CHECK(
+      threshold_json({scenario("shard_d_vs_batch"), "--roof", "network", "--max", "65536"})["value"]
+          .is_null());
   // Shard over batch on 2 chips: the search steps by 2, and each chip needs its own ≈ 275.
-  const auto by_batch = threshold({scenario("shard_d_vs_batch"), "--plan", "shard_batch"});
+  const auto by_batch = threshold_json({scenario("shard_d_vs_batch"), "--plan", "shard_batch"});
   CHECK(by_batch["step"] == 2);
   CHECK(by_batch["value"] == 550);
   // π0.5's prefix MLP in fp8 (1 B everywhere): FLOPs 6TDF, bytes 2TD + 3DF + 3TF, so
   // T = 3I·DF / (6DF − I(2D + 3F)) = 3 · 1893.8 · 2048 · 16384 / (201,326,592 − 1893.8 · 53,248)
   // = 1897 tokens: 2 observations of 968 tokens (1936) are the first past it.
-  CHECK(threshold({scenario("pi05_thor"), "--scope", "prefix/mlp"})["value"] == 2);
+  CHECK(threshold_json({scenario("pi05_thor"), "--scope", "prefix/mlp"})["value"] == 2);
   const auto bad = rsim_cli({"threshold", scenario("pi05_thor"), "--param", "heads"});
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--param heads: expected batch, seq_len or d_model"));

@@ -107,15 +107,7 @@ TEST_CASE("a prefill longer than the window attends within it", "[hf_config][fam
        "model=" + rsim::test::source_path("tests/data/hf/Mistral-7B-v0.1/config.json").string(),
        "--set", "workload.seq_len=8192", "--format", "json"});
   REQUIRE(run.code == 0);
-  const auto json = nlohmann::json::parse(run.out);
-  bool found = false;
-  for (const auto& op : json["ops"]) {
-    if (op["name"] == "attention") {
-      CHECK(op["flops"].get<double>() == 52'780'853'100'544.0);
-      found = true;
-    }
-  }
-  CHECK(found);
+  CHECK(rsim::test::op_flops(nlohmann::json::parse(run.out), "attention") == 52'780'853'100'544.0);
 }
 
 TEST_CASE("gpt_neox: Pythia-1.4B at its published size", "[hf_config][families]") {

@@ -70,14 +70,7 @@ TEST_CASE("a DeepSeek-V3 decode keeps the MLA cache: 576 values per token and la
   CHECK(json["memory"]["kv_cache_bytes"].get<double>() == 1'151'617'536.0);
   // Absorbed attention over the latent: 2 · 4 sequences · 128 heads · (576 + 512) · 4097 pairs =
   // 4,564,516,864 FLOPs per layer; × 61 layers = 278,435,528,704.
-  bool found = false;
-  for (const auto& op : json["ops"]) {
-    if (op["name"] == "attention") {
-      CHECK(op["flops"].get<double>() == 278'435'528'704.0);
-      found = true;
-    }
-  }
-  CHECK(found);
+  CHECK(rsim::test::op_flops(json, "attention") == 278'435'528'704.0);
   CHECK(json["notes"].dump().find("multi-token-prediction") != std::string::npos);
 }
 
