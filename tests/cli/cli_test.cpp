@@ -130,6 +130,42 @@ TEST_CASE("rsim run puts the answer first", "[cli]") {
   CHECK_THAT(decode.out, Catch::Contains(" tokens/s expected\n"));
 }
 
+TEST_CASE("the run CSV ends with a row per stage and the total", "[cli]") {
+  // Issue 25: the stage and total rows are the sums of the op rows above them.
+  const auto outcome = rsim_cli({"run", scenario("pi05_thor"), "--format", "csv"});
+  REQUIRE(outcome.code == 0);
+  std::istringstream lines(outcome.out);
+  std::string line;
+  std::getline(lines, line);  // the header: name,stage,block,kind,count,compute_path,flops,...
+  const auto field = [](const std::string& row, std::size_t index) {
+    std::istringstream cells(row);
+    std::string cell;
+    for (std::size_t at = 0; at <= index; ++at) {
+      std::getline(cells, cell, ',');
+    }
+    return cell;
+  };
+  double op_flops = 0.0;
+  double stage_flops = 0.0;
+  double total_flops = -1.0;
+  std::size_t stages = 0;
+  while (std::getline(lines, line)) {
+    const std::string kind = field(line, 3);
+    const double flops = std::stod(field(line, 6));
+    if (kind == "stage") {
+      stage_flops += flops;
+      ++stages;
+    } else if (kind == "total") {
+      total_flops = flops;
+    } else {
+      op_flops += flops;
+    }
+  }
+  CHECK(stages == 3);  // vision, prefix, action
+  CHECK(total_flops == Approx(op_flops).epsilon(1e-12));
+  CHECK(stage_flops == Approx(total_flops).epsilon(1e-12));
+}
+
 TEST_CASE("rsim --version prints the project's version", "[cli]") {
   // CMakeLists.txt: project(rsim VERSION 0.1.0).
   const auto outcome = rsim_cli({"--version"});
