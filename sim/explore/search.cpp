@@ -168,7 +168,8 @@ class Searcher {
         return;
       }
       SearchCandidate candidate{preset,           mesh,          devices, total_devices / devices,
-                                run.bounds.total, run.footprint, 0.0,     false};
+                                run.bounds.total, run.footprint, 0.0,     false,
+                                plan.mesh};
       candidate.sequences_per_device_s =
           static_cast<double>(run.scenario.workload.batch) /
           (ranked_time(run.bounds.total, rank_by_).si() * static_cast<double>(devices));

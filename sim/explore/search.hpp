@@ -31,6 +31,7 @@ struct SearchCandidate {
   Footprint footprint;
   double sequences_per_device_s = 0.0;  ///< batch / (expected time × devices)
   bool pareto = false;  ///< no other plan is both faster and does more work per device
+  std::vector<MeshAxis> mesh_axes = {};  ///< the mesh itself, axis by axis
 };
 
 /// Why a search did not cost a plan; to_string gives the phrase the reports count by.

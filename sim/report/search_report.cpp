@@ -202,6 +202,19 @@ void write_search_text(std::ostream& out, const SearchResult& result, std::size_
       pareto, to_string(result.rank_by));
 }
 
+namespace {
+
+// The mesh one axis per key ({"data": {"size": 4, "network": "ib"}}): in CSV, a column per axis.
+Json mesh_axes_json(const std::vector<MeshAxis>& axes) {
+  Json json = Json::object();
+  for (const MeshAxis& axis : axes) {
+    json[axis.name] = Json{{"size", axis.size}, {"network", axis.network}};
+  }
+  return json;
+}
+
+}  // namespace
+
 nlohmann::ordered_json search_to_json(const SearchResult& result, std::size_t top) {
   Json ranked = Json::array();
   const std::size_t shown = top == 0 ? result.ranked.size() : std::min(top, result.ranked.size());
@@ -222,7 +235,8 @@ nlohmann::ordered_json search_to_json(const SearchResult& result, std::size_t to
                           {"memory_per_device_bytes", candidate.footprint.total().si()},
                           {"sequences_per_device_s", candidate.sequences_per_device_s},
                           {"device_seconds_per_sequence", 1.0 / candidate.sequences_per_device_s},
-                          {"pareto", candidate.pareto}});
+                          {"pareto", candidate.pareto},
+                          {"mesh_axes", mesh_axes_json(candidate.mesh_axes)}});
   }
   Json rejected = Json::object();
   for (const auto& [reason, count] : rejection_counts(result)) {

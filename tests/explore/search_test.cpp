@@ -80,6 +80,13 @@ TEST_CASE("plan search is deterministic and marks the Pareto front", "[search]")
   const auto first = rsim::search_to_json(search("shard_d_vs_batch", 4), 0);
   const auto second = rsim::search_to_json(search("shard_d_vs_batch", 4), 0);
   CHECK(first.dump() == second.dump());
+  // Each candidate's mesh axis by axis (a CSV column each): data_parallel over the 4 chips.
+  for (const auto& candidate : first["ranked"]) {
+    if (candidate["preset"] == "data_parallel" && candidate["devices_per_replica"] == 4) {
+      CHECK(candidate["mesh_axes"]["data"]["size"] == 4);
+      CHECK(candidate["mesh_axes"]["data"]["network"] == "ici");
+    }
+  }
   const auto result = search("shard_d_vs_batch", 4, rsim::SearchObjective::throughput);
   // Ranked by sequences per device-second, best first; the best is on the Pareto front.
   for (std::size_t index = 1; index < result.ranked.size(); ++index) {
