@@ -96,25 +96,9 @@ void write_run_csv(std::ostream& out, const RunResult& result) {
   // a spreadsheet need not add them up (issue 25).
   const auto totals_record = [](const std::string& name, const std::string& stage,
                                 const std::string& kind, const Totals& totals) {
-    return nlohmann::ordered_json{
-        {"name", name},
-        {"stage", stage},
-        {"block", nullptr},
-        {"kind", kind},
-        {"count", nullptr},
-        {"compute_path", nullptr},
-        {"flops", totals.flops.si()},
-        {"bytes", totals.bytes.si()},
-        {"ideal_bytes", totals.ideal_bytes.si()},
-        {"t_math_s", totals.t_math.si()},
-        {"t_mem_s", totals.t_mem.si()},
-        {"t_net_s", totals.t_net.si()},
-        {"t_lower_s", totals.t_lower.si()},
-        {"t_expected_s", totals.t_expected.si()},
-        {"t_upper_s", totals.t_upper.si()},
-        {"bound", to_string(totals.bound)},
-        {"bound_tier", totals.bound_tier.empty() ? nlohmann::ordered_json(nullptr)
-                                                 : nlohmann::ordered_json(totals.bound_tier)}};
+    nlohmann::ordered_json record{{"name", name}, {"stage", stage}, {"kind", kind}};
+    record.update(totals_json(totals));  // the JSON's totals: the same keys as the op rows
+    return record;
   };
   for (const GroupBounds& stage : result.bounds.stages) {
     records.push_back(totals_record(stage.stage, stage.stage, "stage", stage.totals));

@@ -46,43 +46,6 @@ void add_tier_records(Json& record, const OpCost& cost, double count) {
   record["tiles"] = tiles;
 }
 
-Json totals_json(const Totals& totals) {
-  Json by_tier = Json::object();
-  for (const auto& [tier, time] : totals.t_net_by_tier) {
-    by_tier[tier] = time.si();
-  }
-  Json result{{"flops", totals.flops.si()},
-              {"bytes", totals.bytes.si()},
-              {"t_math_s", totals.t_math.si()},
-              {"t_mem_s", totals.t_mem.si()},
-              {"t_net_s", totals.t_net.si()},
-              {"t_lower_s", totals.t_lower.si()},
-              {"t_expected_s", totals.t_expected.si()},
-              {"t_upper_s", totals.t_upper.si()},
-              {"t_critical_path_s", totals.t_critical.si()},
-              {"t_overlapped_s", totals.t_overlapped.si()},
-              {"bound", to_string(totals.bound)}};
-  result["ideal_bytes"] = totals.ideal_bytes.si();
-  result["bound_tier"] = totals.bound_tier.empty() ? Json(nullptr) : Json(totals.bound_tier);
-  Json memory_bytes = Json::object();
-  Json memory_times = Json::object();
-  for (std::size_t index = 0; index < totals.bytes_by_tier.size(); ++index) {
-    memory_bytes[totals.bytes_by_tier[index].first] = totals.bytes_by_tier[index].second.si();
-    memory_times[totals.t_by_tier[index].first] = totals.t_by_tier[index].second.si();
-  }
-  result["bytes_by_tier"] = memory_bytes;
-  result["t_by_tier_s"] = memory_times;
-  result["t_net_by_tier_s"] = by_tier;
-  Json bytes_by_tier = Json::object();
-  for (const auto& [tier, bytes] : totals.net_bytes_by_tier) {
-    bytes_by_tier[tier] = bytes.si();
-  }
-  result["net_bytes_by_tier"] = bytes_by_tier;
-  // What overlap must hide to bring the serial lower bound down to the overlapped one.
-  result["overlap_needed_s"] = (totals.t_lower - totals.t_overlapped).si();
-  return result;
-}
-
 Json provenance_json(const Provenance& provenance) {
   return provenance.derived.empty() ? Json{{"source", provenance.source}}
                                     : Json{{"derived", provenance.derived}};
@@ -267,6 +230,43 @@ Json critical_batches_json(const RunResult& result) {
 }
 
 }  // namespace
+
+Json totals_json(const Totals& totals) {
+  Json by_tier = Json::object();
+  for (const auto& [tier, time] : totals.t_net_by_tier) {
+    by_tier[tier] = time.si();
+  }
+  Json result{{"flops", totals.flops.si()},
+              {"bytes", totals.bytes.si()},
+              {"t_math_s", totals.t_math.si()},
+              {"t_mem_s", totals.t_mem.si()},
+              {"t_net_s", totals.t_net.si()},
+              {"t_lower_s", totals.t_lower.si()},
+              {"t_expected_s", totals.t_expected.si()},
+              {"t_upper_s", totals.t_upper.si()},
+              {"t_critical_path_s", totals.t_critical.si()},
+              {"t_overlapped_s", totals.t_overlapped.si()},
+              {"bound", to_string(totals.bound)}};
+  result["ideal_bytes"] = totals.ideal_bytes.si();
+  result["bound_tier"] = totals.bound_tier.empty() ? Json(nullptr) : Json(totals.bound_tier);
+  Json memory_bytes = Json::object();
+  Json memory_times = Json::object();
+  for (std::size_t index = 0; index < totals.bytes_by_tier.size(); ++index) {
+    memory_bytes[totals.bytes_by_tier[index].first] = totals.bytes_by_tier[index].second.si();
+    memory_times[totals.t_by_tier[index].first] = totals.t_by_tier[index].second.si();
+  }
+  result["bytes_by_tier"] = memory_bytes;
+  result["t_by_tier_s"] = memory_times;
+  result["t_net_by_tier_s"] = by_tier;
+  Json bytes_by_tier = Json::object();
+  for (const auto& [tier, bytes] : totals.net_bytes_by_tier) {
+    bytes_by_tier[tier] = bytes.si();
+  }
+  result["net_bytes_by_tier"] = bytes_by_tier;
+  // What overlap must hide to bring the serial lower bound down to the overlapped one.
+  result["overlap_needed_s"] = (totals.t_lower - totals.t_overlapped).si();
+  return result;
+}
 
 Json variant_record(const RunResult& run, const RunResult& baseline) {
   const Scenario& scenario = run.scenario;

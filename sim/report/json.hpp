@@ -29,6 +29,9 @@ nlohmann::ordered_json variant_record(const RunResult& run, const RunResult& bas
 /// expected time); rsim's JSON "ops" entries and CSV rows are both this record.
 nlohmann::ordered_json op_record(const Op& op, const OpCost& cost, double expected,
                                  const std::optional<CriticalBatch>& critical);
+/// A stage's, block's or run's totals: FLOPs, bytes and times (Σ over its ops), the bound, and
+/// the bytes and times per memory and network tier.
+nlohmann::ordered_json totals_json(const Totals& totals);
 /// The flat record of one (compute path, memory tier) ridge.
 nlohmann::ordered_json ridge_record(const Roofs& roofs, const Ridge& ridge);
 
