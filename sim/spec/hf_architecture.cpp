@@ -346,20 +346,12 @@ const HfArchitecture& find_hf_architecture(const JsonDocument& config) {
   const std::string model_type = config.text("model_type");
   for (const HfArchitecture& architecture : kArchitectures) {
     if (architecture.model_type == model_type) {
-      if (!architecture.not_modelled.empty()) {
-        config.fail("model_type", fmt::format("{} has {}, which rsim does not model yet; write the "
-                                              "model YAML by hand (docs/yaml.md) if an "
-                                              "approximation will do",
-                                              model_type, architecture.not_modelled));
-      }
       return architecture;
     }
   }
   std::vector<std::string_view> known;
   for (const HfArchitecture& architecture : kArchitectures) {
-    if (architecture.not_modelled.empty()) {
-      known.push_back(architecture.model_type);
-    }
+    known.push_back(architecture.model_type);
   }
   config.fail("model_type",
               fmt::format("unknown model_type \"{}\" (rsim knows {}); write the model YAML by hand "

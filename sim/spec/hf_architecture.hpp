@@ -37,7 +37,6 @@ struct HfArchitecture {
   bool mlp_bias = false;         ///< used when the config has no mlp_bias key
   /// MLP width as a multiple of hidden_size when intermediate_size is absent or null (0: required).
   std::int64_t default_ffn_multiple = 0;
-  std::string_view not_modelled = {};  ///< non-empty: what rsim cannot represent (import refuses)
   HfExperts experts = HfExperts::none;
   /// Q, K and V carry biases whatever attention_bias says (Qwen2Attention: bias=True on
   /// q_proj/k_proj/v_proj, bias=False on o_proj).

@@ -168,21 +168,19 @@ void JsonDocument::fail_missing(std::string_view expected) const {
   throw ConfigError(SourceMark{file_, 0, 0}, fmt::format("missing key {}", expected));
 }
 
-std::int64_t JsonDocument::positive_int(std::string_view key) const {
+std::int64_t JsonDocument::integer_at_least(std::string_view key, std::int64_t minimum) const {
   const Json& value = present(key);
-  if (!value.is_number_integer() || value.get<std::int64_t>() < 1) {
-    fail(key, fmt::format("expected a whole number ≥ 1, got {}", json_type(value)));
+  if (!value.is_number_integer() || value.get<std::int64_t>() < minimum) {
+    fail(key, fmt::format("expected a whole number ≥ {}, got {}", minimum, json_type(value)));
   }
   return value.get<std::int64_t>();
 }
 
-std::int64_t JsonDocument::count(std::string_view key) const {
-  const Json& value = present(key);
-  if (!value.is_number_integer() || value.get<std::int64_t>() < 0) {
-    fail(key, fmt::format("expected a whole number ≥ 0, got {}", json_type(value)));
-  }
-  return value.get<std::int64_t>();
+std::int64_t JsonDocument::positive_int(std::string_view key) const {
+  return integer_at_least(key, 1);
 }
+
+std::int64_t JsonDocument::count(std::string_view key) const { return integer_at_least(key, 0); }
 
 std::int64_t JsonDocument::required_size(const SizeKey& size) const {
   const auto key = used_key(size);

@@ -49,6 +49,8 @@ class JsonDocument {
   [[nodiscard]] std::string text(std::string_view key) const;
 
  private:
+  [[nodiscard]] std::int64_t integer_at_least(std::string_view key, std::int64_t minimum) const;
+
   Json root_;
   std::map<std::string, SourceMark> marks_;
   std::string file_;
