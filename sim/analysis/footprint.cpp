@@ -74,10 +74,10 @@ FootprintPlan plan_footprint(const Scenario& scenario, const OpGraph& graph,
       }
       if (op.kind == OpKind::attention && stage.context > 0) {
         // A decode step's own cache: the context it reads, besides the token it writes.
+        // The cached tensors span the kv_seq axis (K and V, or MLA's one latent cache); this
+        // step's own K/V, cache-typed too when it writes them, do not.
         for (const Tensor& tensor : op.inputs) {
-          // (latent_cache: multi-head latent attention's one cache of latents and rotary keys)
-          if (tensor.name == "k_cache" || tensor.name == "v_cache" ||
-              tensor.name == "latent_cache") {
+          if (tensor.role == TensorRole::kv_cache && tensor.has_axis("kv_seq")) {
             visit.kv_cache.push_back(&tensor);
           }
         }
