@@ -145,14 +145,10 @@ void StageBuilder::add_attention_block() {
   const DType kv_dtype = stage_.writes_kv_cache ? precision().kv_cache : precision().activations;
   const TensorRole kv_role = stage_.writes_kv_cache ? TensorRole::kv_cache : TensorRole::activation;
   if (stage_.writes_kv_cache) {
-    Op write;
-    write.name = "kv_cache_write";
-    write.kind = OpKind::kv_cache_write;
-    write.compute_path = scenario_.hardware.vector_path;
-    write.inputs = {activation("k", kv_axes), activation("v", kv_axes)};
-    write.outputs = {{"k_cache", kv_axes, kv_dtype, kv_role},
-                     {"v_cache", kv_axes, kv_dtype, kv_role}};
-    kv_writer_ = add(std::move(write), previous());
+    kv_writer_ = add(kv_cache_write({activation("k", kv_axes), activation("v", kv_axes)},
+                                    {{"k_cache", kv_axes, kv_dtype, kv_role},
+                                     {"v_cache", kv_axes, kv_dtype, kv_role}}),
+                     previous());
   }
   std::vector<OpGraph::Vertex> producers = previous();
   if (cache_source_) {

@@ -63,13 +63,10 @@ void StageBuilder::add_latent_attention_block() {
   if (stage_.writes_kv_cache) {
     // The new tokens' latent and rotary key join the cache (a decode step's write).
     const std::vector<Axis> written{batch(), seq(tokens), shared, latent_dim};
-    Op write;
-    write.name = "kv_cache_write";
-    write.kind = OpKind::kv_cache_write;
-    write.compute_path = scenario_.hardware.vector_path;
-    write.inputs = {activation("latent", written)};
-    write.outputs = {{"latent_cache", written, precision().kv_cache, TensorRole::kv_cache}};
-    kv_writer_ = add(std::move(write), {rotated});
+    kv_writer_ =
+        add(kv_cache_write({activation("latent", written)},
+                           {{"latent_cache", written, precision().kv_cache, TensorRole::kv_cache}}),
+            {rotated});
     producers.push_back(*kv_writer_);
   }
 

@@ -108,6 +108,16 @@ Op StageBuilder::elementwise(std::string name, ElementwiseKind kind, double flop
   return op;
 }
 
+Op StageBuilder::kv_cache_write(std::vector<Tensor> inputs, std::vector<Tensor> outputs) const {
+  Op write;
+  write.name = "kv_cache_write";
+  write.kind = OpKind::kv_cache_write;
+  write.compute_path = scenario_.hardware.vector_path;
+  write.inputs = std::move(inputs);
+  write.outputs = std::move(outputs);
+  return write;
+}
+
 void StageBuilder::add_embedding() {
   const std::int64_t tokens = stage_.tokens;
   if (spec_.vision) {

@@ -46,6 +46,8 @@ class StageBuilder {
                           std::int64_t bias_features) const;
   [[nodiscard]] Op elementwise(std::string name, ElementwiseKind kind, double flops_per_element,
                                std::vector<Tensor> inputs, Tensor output) const;
+  /// This pass's K/V (or MLA latents) written to the cache a later step or stage reads.
+  [[nodiscard]] Op kv_cache_write(std::vector<Tensor> inputs, std::vector<Tensor> outputs) const;
   void add_embedding();
   void add_dense(const DenseLayer& layer);
   void add_norm(const std::string& name);
