@@ -205,10 +205,8 @@ MemorySide memory_side(const Totals& totals) {
   return {side < totals.t_by_tier.size() ? totals.t_by_tier[side].first : std::string(), time};
 }
 
-std::string_view bound_label(const Totals& totals) {
-  return totals.bound == Bound::memory && !totals.bound_tier.empty()
-             ? std::string_view(totals.bound_tier)
-             : to_string(totals.bound);
+std::string bound_label(const Totals& totals) {
+  return bound_label(totals.bound, totals.bound_tier);
 }
 
 Totals compute_totals(const OpGraph& graph, const CostTable& table) {

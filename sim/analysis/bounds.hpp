@@ -61,9 +61,9 @@ void compute_totals(const OpGraph& graph, const CostTable& table, Totals& totals
 /// as they were. What a sweep keeps of a point.
 void compute_time_totals(const CostTable& table, Totals& totals);
 
-/// The roof that holds a sum: "compute", "network", or its memory tier ("dram", "l2"); a view of
-/// `totals.bound_tier` or of a constant.
-std::string_view bound_label(const Totals& totals);
+/// The roof that holds a sum, as reports name it: "compute", "memory (hbm)", "network" (a
+/// sum may span network tiers; its ops name theirs).
+std::string bound_label(const Totals& totals);
 
 /// The memory side of a sum: the tier with the largest Σ time (main memory on ties; its name is
 /// empty for a sum of no ops).

@@ -150,9 +150,9 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const Tile
     }
   }
   lines.push_back(fmt::format(
-      "  intensity = {:.4g} FLOP/B ({}, tiled; ideal {:.4g}) vs ridge {:.4g} FLOP/B → {}-bound{}",
+      "  intensity = {:.4g} FLOP/B ({}, tiled; ideal {:.4g}) vs ridge {:.4g} FLOP/B → bound by {}",
       cost.intensity, memory.name, cost.ideal_intensity, cost.critical_intensity,
-      to_string(cost.bound), cost.bound_tier.empty() ? "" : " (" + cost.bound_tier + ")"));
+      bound_label(op, cost)));
   lines.push_back(fmt::format("  lower = max = {}, upper = sum = {} (per instance)",
                               format_quantity(cost.t_lower.si(), Dimension::seconds),
                               format_quantity(cost.t_upper.si(), Dimension::seconds)));

@@ -176,6 +176,16 @@ std::optional<TiledTraffic> tiled_traffic(const Op& op, const TiledShape& tiled,
 
 }  // namespace op_cost_parts
 
+std::string bound_label(Bound bound, const std::string& tier) {
+  return bound == Bound::compute || tier.empty() ? std::string(to_string(bound))
+                                                 : fmt::format("{} ({})", to_string(bound), tier);
+}
+
+std::string bound_label(const Op& op, const OpCost& cost) {
+  return op.kind == OpKind::elementwise && op.fused ? std::string("fused")
+                                                    : bound_label(cost.bound, cost.bound_tier);
+}
+
 std::string_view to_string(Bound bound) {
   switch (bound) {
     case Bound::compute:
@@ -357,6 +367,8 @@ void apply_roofs(const Op& op, const OpCostPlan& plan, const Roofs& roofs, OpCos
                                                                  : Bound::memory;
   if (cost.bound == Bound::memory) {
     cost.bound_tier = slowest->tier;
+  } else if (cost.bound == Bound::network) {
+    cost.bound_tier = op.network;
   } else {
     cost.bound_tier.clear();
   }

@@ -26,6 +26,9 @@ namespace rsim {
 /// Which roof holds an op: its compute path, its main-memory tier or its network tier.
 enum class Bound { compute, memory, network };
 std::string_view to_string(Bound bound);
+/// What holds an op or a sum in the words of every report: "compute", "memory (dram)",
+/// "network (nvlink)" (the tier in parentheses where one is known).
+std::string bound_label(Bound bound, const std::string& tier);
 
 /// The bytes one memory tier serves to the tier inside it (the innermost: to the math units),
 /// for one instance of an op, and their time at the tier's bandwidth.
@@ -55,7 +58,8 @@ struct OpCost {
   double ideal_intensity = 0.0;     ///< FLOPs / ideal byte (read once)
   double critical_intensity = 0.0;  ///< peak / bandwidth of the roofs this op runs against
   Bound bound = Bound::memory;
-  std::string bound_tier;  ///< memory-bound: the tier whose time is the largest
+  std::string bound_tier;  ///< memory-bound: the tier whose time is the largest; network-bound:
+                           ///< the network tier of the collective
 };
 
 /// FLOPs of one instance: a matmul is 2 × the product of every distinct axis of its operands
@@ -137,6 +141,10 @@ struct InnerTier {
 std::vector<InnerTier> plan_inner_tiers(const Roofs& roofs, const TileChoices& tiles);
 
 /// Costs one op against the roofs. InputError if its compute path does not exist.
+/// An op's bound_label, or "fused" for an elementwise op fused into a matmul's epilogue: it
+/// moves no bytes of its own, so no roof holds it.
+std::string bound_label(const Op& op, const OpCost& cost);
+
 OpCost cost_op(const Op& op, const Roofs& roofs, const TileChoices& tiles = {},
                TileCache* cache = nullptr);
 

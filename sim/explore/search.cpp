@@ -14,6 +14,25 @@
 #include <tuple>
 
 namespace rsim {
+
+std::string plan_signature(const Plan& plan) {
+  std::vector<std::string> groups;
+  for (const auto* rules : {&plan.rules, &plan.weight_rules}) {
+    std::vector<std::string> parts;
+    for (const auto& [logical, axis_name] : *rules) {
+      const MeshAxis* axis = plan.find_axis(axis_name);
+      parts.push_back(axis == nullptr
+                          ? logical + "→"
+                          : fmt::format("{}→{} over {}", logical, axis->size, axis->network));
+    }
+    std::sort(parts.begin(), parts.end());
+    groups.push_back(fmt::format("{}", fmt::join(parts, ", ")));
+  }
+  return fmt::format("{} devices; rules {}; weights {}; zero {}; sharp {}; vocab padding {}",
+                     plan.devices(), groups[0], groups[1], plan.zero_stage,
+                     plan.in_network_reduction, plan.vocab_padding);
+}
+
 namespace {
 
 constexpr std::array kObjectiveNames{
@@ -106,26 +125,6 @@ MeshChoice mesh_choice(const std::vector<NetworkTier>& tiers, const MeshShape& s
   }
   mesh.text = mesh_text(mesh.axes);
   return mesh;
-}
-
-// What a plan does, whatever its axes are called: each rule as "logical→size over tier", the
-// ZeRO stage and the switch reduction. Two plans with one signature cost the same.
-std::string plan_signature(const Plan& plan) {
-  std::vector<std::string> groups;
-  for (const auto* rules : {&plan.rules, &plan.weight_rules}) {
-    std::vector<std::string> parts;
-    for (const auto& [logical, axis_name] : *rules) {
-      const MeshAxis* axis = plan.find_axis(axis_name);
-      parts.push_back(axis == nullptr
-                          ? logical + "→"
-                          : fmt::format("{}→{} over {}", logical, axis->size, axis->network));
-    }
-    std::sort(parts.begin(), parts.end());
-    groups.push_back(fmt::format("{}", fmt::join(parts, ", ")));
-  }
-  return fmt::format("{} devices; rules {}; weights {}; zero {}; sharp {}; vocab padding {}",
-                     plan.devices(), groups[0], groups[1], plan.zero_stage,
-                     plan.in_network_reduction, plan.vocab_padding);
 }
 
 class Searcher {
@@ -284,10 +283,10 @@ std::string_view to_string(SearchObjective objective) {
   return name_of(objective, kObjectiveNames);
 }
 
-std::vector<Plan> plans_on_mesh(const Scenario& scenario) {
+std::vector<MeshPlan> plans_on_mesh(const Scenario& scenario) {
   const Plan& own = scenario.plan;
   std::vector<std::string> signatures{plan_signature(own)};
-  std::vector<Plan> plans;
+  std::vector<MeshPlan> plans{{own, {}}};
   if (own.mesh.empty()) {
     return plans;
   }
@@ -301,9 +300,13 @@ std::vector<Plan> plans_on_mesh(const Scenario& scenario) {
       Plan plan = make_plan(preset.name, own.mesh, scenario.hardware);
       plan.vocab_padding = own.vocab_padding;
       const std::string signature = plan_signature(plan);
-      if (std::find(signatures.begin(), signatures.end(), signature) == signatures.end()) {
+      const auto found = std::find(signatures.begin(), signatures.end(), signature);
+      if (found == signatures.end()) {
         signatures.push_back(signature);
-        plans.push_back(std::move(plan));
+        plans.push_back({std::move(plan), {std::string(preset.name)}});
+      } else {
+        plans[static_cast<std::size_t>(found - signatures.begin())].presets.emplace_back(
+            preset.name);
       }
     } catch (const PlanError&) {
       // A preset whose axes the mesh lacks (or that the mesh cannot hold) is not a candidate.

@@ -83,10 +83,21 @@ inline constexpr std::int64_t kMaxSearchDevices = kMaxMeshDevices;
 /// InputError naming --devices unless 1 ≤ devices ≤ kMaxSearchDevices.
 void check_search_devices(std::int64_t devices);
 
+/// What a plan does, whatever its axes are called: each rule as "logical→size over tier", the
+/// ZeRO stage and the switch reduction. Two plans with one signature cost the same.
+std::string plan_signature(const Plan& plan);
+
+/// A distinct plan on a scenario's mesh and the presets that make it (several presets can shard
+/// alike on one mesh: shard_batch and data_parallel on one axis).
+struct MeshPlan {
+  Plan plan;
+  std::vector<std::string> presets;
+};
+
 /// The plans `rsim compare` sets beside a scenario's own when given none: every preset that can
 /// be made on the scenario's mesh (expert parallelism only for a mixture of experts), each plan
-/// once (two presets that shard alike are one row), the scenario's own plan left out.
-std::vector<Plan> plans_on_mesh(const Scenario& scenario);
+/// once. The first is the scenario's own plan, with the presets that shard as it does.
+std::vector<MeshPlan> plans_on_mesh(const Scenario& scenario);
 
 SearchResult search_plans(const Scenario& scenario, const Roofs& roofs, std::int64_t devices,
                           SearchObjective objective, RankBy rank_by = RankBy::expected);

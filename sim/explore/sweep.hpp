@@ -26,7 +26,7 @@ struct SweepFigures {
   Seconds t_mem;
   Seconds t_net;
   Bound bound = Bound::memory;
-  /// SweepResult::label of bound_label: "compute", "network" or the memory tier ("hbm", "l2").
+  /// SweepResult::label of bound_label: "compute", "network", "memory (hbm)", "memory (l2)".
   std::uint32_t roof = 0;
 };
 

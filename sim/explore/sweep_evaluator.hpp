@@ -63,17 +63,22 @@ class SweepLabels {
 struct SweepThread {
   TileCache cache;
   std::vector<std::unique_ptr<BatchLine::Workspace>> workspaces;
-  std::vector<std::pair<std::string, std::uint32_t>> roofs;
+  struct Roof {
+    Bound bound = Bound::compute;
+    std::string tier;
+    std::uint32_t id = 0;
+  };
+  std::vector<Roof> roofs;
 
+  // Found by (bound, tier) with no allocation; the label is made once per roof met.
   std::uint32_t roof(const Totals& totals, SweepLabels& labels) {
-    const std::string_view label = bound_label(totals);
-    for (const auto& [text, id] : roofs) {
-      if (text == label) {
-        return id;
+    for (const Roof& roof : roofs) {
+      if (roof.bound == totals.bound && roof.tier == totals.bound_tier) {
+        return roof.id;
       }
     }
-    roofs.emplace_back(label, labels.intern(label));
-    return roofs.back().second;
+    roofs.push_back({totals.bound, totals.bound_tier, labels.intern(bound_label(totals))});
+    return roofs.back().id;
   }
 
   BatchLine::Workspace& workspace(std::size_t base, const BatchLine& line) {

@@ -27,11 +27,6 @@ inline std::string rate(BytesPerSecond bandwidth) {
 }
 inline std::string percent(double fraction) { return fmt::format("{:.1f} %", 100.0 * fraction); }
 
-// "compute", "network", or the memory tier that holds the op ("dram", "smem").
-inline std::string bound_label(Bound bound, const std::string& tier) {
-  return bound == Bound::memory && !tier.empty() ? tier : std::string(to_string(bound));
-}
-
 inline std::string tier_cell(Bytes served, Seconds time, bool timed) {
   return timed ? fmt::format("{} {}", bytes(served), seconds(time)) : bytes(served);
 }

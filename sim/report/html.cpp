@@ -31,7 +31,7 @@ table.sortable th { cursor: pointer; user-select: none; }
 th[aria-sort="ascending"]::after { content: " \25B2"; }
 th[aria-sort="descending"]::after { content: " \25BC"; }
 .bound-compute { color: #d62728; } .bound-memory { color: #1f77b4; }
-.bound-network { color: #2ca02c; }
+.bound-network { color: #2ca02c; } .bound-fused { color: #7f7f7f; }
 figure { margin: 8px 0; } svg { max-width: 100%; height: auto; }
 pre { font-size: 12px; background: #f8f8f8; padding: 10px; overflow-x: auto; }
 )css";
@@ -96,8 +96,10 @@ Cell num(double value, std::string text) { return {std::move(text), value, "num"
 Cell seconds(double time_s) { return num(time_s, format_quantity(time_s, Dimension::seconds)); }
 Cell bytes(double size) { return num(size, format_quantity(size, Dimension::bytes)); }
 Cell count(double value) { return num(value, format_count(value)); }
-Cell bound(Bound value) {
-  return {std::string(to_string(value)), std::nullopt, fmt::format("bound-{}", to_string(value))};
+// What holds a row, in the reports' words, coloured by its roof (grey when fused: no roof).
+Cell bound(Bound value, std::string label) {
+  const std::string style = label == "fused" ? std::string("fused") : std::string(to_string(value));
+  return {std::move(label), std::nullopt, fmt::format("bound-{}", style)};
 }
 
 void write_table(std::ostream& out, const std::string& id, const std::vector<std::string>& headers,
@@ -197,17 +199,23 @@ void write_scenario(std::ostream& out, const RunResult& run) {
                    format_quantity(footprint.capacity.si(), Dimension::bytes),
                    footprint.fits() ? "fits" : "does not fit"));
   const Totals& total = run.bounds.total;
-  item("bounds", fmt::format("{} lower (Σ per-op max) … {} upper (Σ per-op sum), {}-bound",
-                             format_quantity(total.t_lower.si(), Dimension::seconds),
-                             format_quantity(total.t_upper.si(), Dimension::seconds),
-                             to_string(total.bound)));
+  item("bounds",
+       fmt::format("{} lower (Σ per-op max) … {} upper (Σ per-op sum), bound by {}",
+                   format_quantity(total.t_lower.si(), Dimension::seconds),
+                   format_quantity(total.t_upper.si(), Dimension::seconds), bound_label(total)));
   out << "</dl></section>\n";
 }
 
 std::vector<Cell> totals_cells(std::string label, const Totals& totals) {
-  return {{std::move(label)},           count(totals.flops.si()),     bytes(totals.bytes.si()),
-          seconds(totals.t_math.si()),  seconds(totals.t_mem.si()),   seconds(totals.t_net.si()),
-          seconds(totals.t_lower.si()), seconds(totals.t_upper.si()), bound(totals.bound)};
+  return {{std::move(label)},
+          count(totals.flops.si()),
+          bytes(totals.bytes.si()),
+          seconds(totals.t_math.si()),
+          seconds(totals.t_mem.si()),
+          seconds(totals.t_net.si()),
+          seconds(totals.t_lower.si()),
+          seconds(totals.t_upper.si()),
+          bound(totals.bound, bound_label(totals))};
 }
 
 void write_stages(std::ostream& out, const RunResult& run) {
@@ -295,7 +303,7 @@ void write_ops(std::ostream& out, const RunResult& run) {
                     seconds(cost.t_math.si()),
                     seconds(cost.t_mem.si()),
                     seconds(cost.t_net.si()),
-                    bound(cost.bound),
+                    bound(cost.bound, bound_label(op, cost)),
                     seconds(lower),
                     num(lower / total, fmt::format("{:.1f} %", 100.0 * lower / total)),
                     {describe_critical(run.critical[row])}});
@@ -379,7 +387,7 @@ void write_runs_html(std::ostream& out, const std::vector<RunResult>& runs,
                     seconds(totals.t_net.si()),
                     seconds(totals.t_lower.si()),
                     seconds(totals.t_upper.si()),
-                    bound(totals.bound),
+                    bound(totals.bound, bound_label(totals)),
                     bytes(run.footprint.weights.si()),
                     {run.footprint.fits() ? "yes" : "no"}});
   }
@@ -430,7 +438,7 @@ void write_sweep_html(std::ostream& out, const SweepResult& result) {
          {total.t_lower, total.t_upper, total.t_math, total.t_mem, total.t_net}) {
       row.push_back(seconds(time.si()));
     }
-    row.push_back(bound(total.bound));
+    row.push_back(bound(total.bound, result.label(total.roof)));
     row.push_back(bytes(point.memory.si()));
     row.push_back({point.fits() ? "yes" : "no"});
     rows.push_back(std::move(row));

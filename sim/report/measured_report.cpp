@@ -17,12 +17,12 @@ void write_measured_text(std::ostream& out, const std::vector<KernelOnRoofs>& ke
       roofs.main_memory().name, format_quantity(dram.si(), Dimension::byte_rate));
   using Align = TextTable::Align;
   TextTable table({{"kernel", Align::left},
-                   {"ID"},
-                   {"FLOPs"},
-                   {"from", Align::left},
+                   {"ID", Align::right, 2},
+                   {"FLOPs", Align::right, 3},
+                   {"from", Align::left, 4},
                    {"DRAM bytes"},
                    {"duration"},
-                   {"FLOP/B"},
+                   {"FLOP/B", Align::right, 1},
                    {"achieved"},
                    {"bandwidth"},
                    {"% of DRAM"},

@@ -3,6 +3,7 @@
 
 #include "sim/report/format.hpp"
 #include "sim/report/table.hpp"
+#include "sim/report/text_width.hpp"
 
 #include <fmt/format.h>
 
@@ -152,28 +153,31 @@ void write_search_text(std::ostream& out, const SearchResult& result, std::size_
   for (const auto& [reason, count] : rejection_counts(result)) {
     reasons.push_back(fmt::format("{} {}", count, reason));
   }
-  out << fmt::format(
-      "Plan search: {} on {} devices, by {} ({} time): {} plans seen, {} costed, {} "
-      "rejected{}\n\n",
-      result.scenario, result.devices, to_string(result.objective), to_string(result.rank_by),
-      result.seen, result.ranked.size(), result.rejected.size(),
-      reasons.empty() ? std::string() : fmt::format(" ({})", fmt::join(reasons, ", ")));
+  write_wrapped(
+      out, fmt::format(
+               "Plan search: {} on {} devices, by {} ({} time): {} plans seen, {} costed, {} "
+               "rejected{}",
+               result.scenario, result.devices, to_string(result.objective),
+               to_string(result.rank_by), result.seen, result.ranked.size(), result.rejected.size(),
+               reasons.empty() ? std::string() : fmt::format(" ({})", fmt::join(reasons, ", "))));
+  out << '\n';
+  // Drop ranks: the highest go first when the terminal is narrow.
   TextTable table({{"#"},
                    {"preset", Align::left},
                    {"mesh (per replica)", Align::left},
-                   {"replicas"},
+                   {"replicas", Align::right, 3},
                    {"expected"},
-                   {"lower"},
-                   {"upper"},
-                   {"ΣT_math"},
-                   {"ΣT_mem"},
-                   {"ΣT_net"},
+                   {"lower", Align::right, 4},
+                   {"upper", Align::right, 5},
+                   {"ΣT_math", Align::right, 8},
+                   {"ΣT_mem", Align::right, 7},
+                   {"ΣT_net", Align::right, 6},
                    {"bound", Align::left},
                    {"memory/device"},
                    {"seq/s/device"},
-                   {"device·s/seq"},
-                   {"Pareto", Align::left},
-                   {"vs the one above", Align::left}});
+                   {"device·s/seq", Align::right, 9},
+                   {"Pareto", Align::left, 2},
+                   {"vs the one above", Align::left, 1}});
   const std::size_t shown = top == 0 ? result.ranked.size() : std::min(top, result.ranked.size());
   for (std::size_t index = 0; index < shown; ++index) {
     const SearchCandidate& candidate = result.ranked[index];
@@ -195,11 +199,11 @@ void write_search_text(std::ostream& out, const SearchResult& result, std::size_
   const auto pareto =
       std::count_if(result.ranked.begin(), result.ranked.end(),
                     [](const SearchCandidate& candidate) { return candidate.pareto; });
-  out << fmt::format(
-      "\n{} plans on the Pareto front of latency ({}) against sequences per "
-      "device-second; mesh \"data: D over …, model: M over …\" per replica of devices / "
-      "replicas.\n",
-      pareto, to_string(result.rank_by));
+  out << '\n';
+  write_wrapped(out, fmt::format("{} plans on the Pareto front of latency ({}) against sequences "
+                                 "per device-second; mesh \"data: D over …, model: M over …\" per "
+                                 "replica of devices / replicas.",
+                                 pareto, to_string(result.rank_by)));
 }
 
 namespace {
@@ -257,16 +261,17 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
   const std::int64_t rejected = std::accumulate(
       result.rejected_by_reason.begin(), result.rejected_by_reason.end(), std::int64_t{0},
       [](std::int64_t sum, const auto& entry) { return sum + entry.second; });
-  out << fmt::format(
-      "Training plan search: {} on {} devices ({} sequences × {} tokens per step, {} layers): "
-      "{} plans seen, {} costed (from {} analyses), {} rejected\n",
-      result.scenario, result.devices, result.batch, result.seq_len, result.layers, result.seen,
-      result.costed, result.analyses, rejected);
+  write_wrapped(
+      out,
+      fmt::format("Training plan search: {} on {} devices ({} sequences × {} tokens per step, {} "
+                  "layers): {} plans seen, {} costed (from {} analyses), {} rejected",
+                  result.scenario, result.devices, result.batch, result.seq_len, result.layers,
+                  result.seen, result.costed, result.analyses, rejected));
   if (result.cancelled) {
-    out << fmt::format(
-        "Interrupted: {} of {} plan shapes searched. Plans seen counts the whole space; costed, "
-        "rejected and the ranking cover the finished shapes.\n",
-        result.shapes_searched, result.shapes);
+    write_wrapped(out, fmt::format("Interrupted: {} of {} plan shapes searched. Plans seen counts "
+                                   "the whole space; costed, rejected and the ranking cover the "
+                                   "finished shapes.",
+                                   result.shapes_searched, result.shapes));
   }
   for (const auto& [reason, count] : result.rejected_by_reason) {
     // A named capture: clang before 16 (clang-tidy) cannot capture a structured binding.
@@ -274,43 +279,49 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
                                       [&name = reason](const TrainingRejection& rejection) {
                                         return to_string(rejection.reason) == name;
                                       });
-    out << fmt::format("  {} {}, e.g. {}: {}\n", count, reason, example->plan.label(),
-                       example->detail);
+    write_wrapped(
+        out,
+        fmt::format("{} {}, e.g. {}: {}", count, reason, example->plan.label(), example->detail),
+        "  ", "      ");
   }
-  out << fmt::format(
-      "Ranked by {} step time (bubble included{}); ties: lower, then upper bound, then t, p, "
-      "ZeRO stage, sp, m, recompute, v, gradient overlap, tensor overlap, offload, placement "
-      "ascending.{}\n\n",
-      to_string(result.rank_by),
-      result.rank_by == RankBy::expected
-          ? "; collectives exposed but for the overlaps the plan names"
-          : "",
-      result.ranked.size() < static_cast<std::size_t>(result.costed)
-          ? fmt::format(" The best {} are kept.", result.ranked.size())
-          : std::string());
+  write_wrapped(
+      out,
+      fmt::format(
+          "Ranked by {} step time (bubble included{}); ties: lower, then upper bound, then t, p, "
+          "ZeRO stage, sp, m, recompute, v, gradient overlap, tensor overlap, offload, placement "
+          "ascending.{}",
+          to_string(result.rank_by),
+          result.rank_by == RankBy::expected
+              ? "; collectives exposed but for the overlaps the plan names"
+              : "",
+          result.ranked.size() < static_cast<std::size_t>(result.costed)
+              ? fmt::format(" The best {} are kept.", result.ranked.size())
+              : std::string()));
+  out << '\n';
+  // Drop ranks: the highest go first when the terminal is narrow.
   TextTable table({{"#"},
                    {"t×p×d"},
-                   {"placement", Align::left},
+                   {"placement", Align::left, 6},
                    {"preset", Align::left},
                    {"m"},
-                   {"b"},
+                   {"b", Align::right, 4},
                    {"recompute", Align::left},
-                   {"v"},
-                   {"grads", Align::left},
-                   {"tp comms", Align::left},
-                   {"offload", Align::left},
+                   {"v", Align::right, 5},
+                   {"grads", Align::left, 2},
+                   {"tp comms", Align::left, 3},
+                   {"offload", Align::left, 1},
                    {"expected"},
-                   {"lower"},
-                   {"upper"},
-                   {"ΣT_math"},
-                   {"ΣT_mem"},
-                   {"ΣT_net"},
-                   {"T_host"},
+                   {"lower", Align::right, 7},
+                   {"upper", Align::right, 8},
+                   {"ΣT_math", Align::right, 13},
+                   {"ΣT_mem", Align::right, 12},
+                   {"ΣT_net", Align::right, 10},
+                   {"T_host", Align::right, 11},
                    {"bound", Align::left},
-                   {"bubble"},
+                   {"bubble", Align::right, 9},
                    {"memory/device"},
                    {"MFU"},
-                   {"vs the one above", Align::left}});
+                   {"vs the one above", Align::left, 14}});
   const std::size_t shown = top == 0 ? result.ranked.size() : std::min(top, result.ranked.size());
   bool vocab_note = false;
   for (std::size_t index = 0; index < shown; ++index) {
@@ -349,9 +360,11 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
   }
   table.print(out, "  ");
   if (!result.ranked.empty()) {
-    out << fmt::format("\nBest: {} over {}.\n", result.ranked.front().plan.label(),
-                       result.ranked.front().mesh.empty() ? std::string("one device")
-                                                          : result.ranked.front().mesh);
+    out << '\n';
+    write_wrapped(out,
+                  fmt::format("Best: {} over {}.", result.ranked.front().plan.label(),
+                              result.ranked.front().mesh.empty() ? std::string("one device")
+                                                                 : result.ranked.front().mesh));
     std::vector<std::string> words{"rsim", "run", shell_quoted(result.scenario)};
     for (const std::string& arg : result.scenario_args) {
       words.push_back(shell_quoted(arg));
@@ -359,23 +372,31 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
     for (const std::string& arg : run_args(result.ranked.front())) {
       words.push_back(shell_quoted(arg));
     }
+    // One line, whatever the width: it is pasted into a shell.
     out << fmt::format("Run it: {}\n", fmt::join(words, " "));
   }
-  out << fmt::format(
-      "t×p×d: tensor × pipeline × data devices; placement: the order in which the axes take the "
-      "innermost network tier (t>d>p: Megatron-LM's); b: sequences per microbatch per replica; v: "
-      "layer chunks per stage; grads: the data axis's gradient reductions after the backward pass "
-      "or overlapped with the last microbatch's (exposed: max(G/layers, G − backward/m)); tp "
-      "comms: the tensor axis's all-gathers and reduce-scatters after their matmuls or as ring "
-      "steps under them (exposed: max(0, C − (t−1)/t·matmuls) per pass); offload: what lives in "
-      "host memory, two layers' worth resident in HBM, streamed over the host link; MFU: "
-      "{:.4g} model FLOPs per step (forward + backward, no "
-      "recomputation) / (devices × peak × step).{}\n",
-      result.model_flops,
-      vocab_note ? " *: the vocabulary does not divide over t: padded to a multiple of 128·t, as "
-                   "Megatron-LM "
-                   "pads it (--make-vocab-size-divisible-by 128)."
-                 : "");
+  write_wrapped(
+      out,
+      fmt::format(
+          "t×p×d: tensor × pipeline × data devices; placement: the order in which the axes take "
+          "the "
+          "innermost network tier (t>d>p: Megatron-LM's); b: sequences per microbatch per replica; "
+          "v: "
+          "layer chunks per stage; grads: the data axis's gradient reductions after the backward "
+          "pass "
+          "or overlapped with the last microbatch's (exposed: max(G/layers, G − backward/m)); tp "
+          "comms: the tensor axis's all-gathers and reduce-scatters after their matmuls or as ring "
+          "steps under them (exposed: max(0, C − (t−1)/t·matmuls) per pass); offload: what lives "
+          "in "
+          "host memory, two layers' worth resident in HBM, streamed over the host link; MFU: "
+          "{:.4g} model FLOPs per step (forward + backward, no "
+          "recomputation) / (devices × peak × step).{}",
+          result.model_flops,
+          vocab_note
+              ? " *: the vocabulary does not divide over t: padded to a multiple of 128·t, as "
+                "Megatron-LM "
+                "pads it (--make-vocab-size-divisible-by 128)."
+              : ""));
 }
 
 nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& result,

@@ -9,12 +9,17 @@ namespace rsim {
 
 /// A text table with a header row, aligned columns (text left, numbers right) and an optional
 /// rule before chosen rows. Widths count UTF-8 code points, so "µs" and "Σ" align.
+///
+/// It fits the stream's TextWidth: columns with a `drop` rank are hidden, the highest rank
+/// first, until the table fits, and a line after it names them; if it is still too wide, the
+/// widest left-aligned column (names) is cut with "…". Rank 0 is never hidden.
 class TextTable {
  public:
   enum class Align { left, right };
   struct Column {
     std::string header;
     Align align = Align::right;
+    int drop = 0;  ///< 0: always shown; higher: hidden sooner when the table must narrow
   };
 
   explicit TextTable(std::vector<Column> columns);

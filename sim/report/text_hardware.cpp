@@ -2,6 +2,7 @@
 #include "sim/report/format.hpp"
 #include "sim/report/table.hpp"
 #include "sim/report/text.hpp"
+#include "sim/report/text_width.hpp"
 
 #include <fmt/format.h>
 
@@ -72,32 +73,37 @@ void write_threshold_text(std::ostream& out, const ThresholdQuery& query,
   const std::string scope = query.scope.empty() ? "the whole run" : query.scope;
   const std::string roof = query.roof == Bound::network ? "ΣT_net" : "ΣT_mem";
   if (result.no_traffic) {
-    out << fmt::format(
-        "{}: no network traffic over {} (the plan has no collectives there): "
-        "ΣT_net stays 0 s, nothing for ΣT_math to reach\n",
-        query.key, scope);
+    write_wrapped(out,
+                  fmt::format("{}: no network traffic over {} (the plan has no collectives there): "
+                              "ΣT_net stays 0 s, nothing for ΣT_math to reach",
+                              query.key, scope));
     return;
   }
   if (!result.value && result.largest_fitting) {
-    out << fmt::format(
-        "{}: ΣT_math stays below {} over {} up to {}, the largest that fits in memory (there "
-        "ΣT_math = {}, {} = {}); the roof is not reached before the memory runs out\n",
-        query.key, roof, scope, *result.largest_fitting, seconds(result.t_math), roof,
-        seconds(result.t_roof));
+    write_wrapped(
+        out,
+        fmt::format(
+            "{}: ΣT_math stays below {} over {} up to {}, the largest that fits in memory (there "
+            "ΣT_math = {}, {} = {}); the roof is not reached before the memory runs out",
+            query.key, roof, scope, *result.largest_fitting, seconds(result.t_math), roof,
+            seconds(result.t_roof)));
     return;
   }
   if (!result.value) {
-    out << fmt::format(
-        "{}: ΣT_math stays below {} over {} up to {} (there ΣT_math = {}, {} = {}); "
-        "it never turns compute-bound in this parameter\n",
-        query.key, roof, scope, query.high, seconds(result.t_math), roof, seconds(result.t_roof));
+    write_wrapped(
+        out,
+        fmt::format("{}: ΣT_math stays below {} over {} up to {} (there ΣT_math = {}, {} = {}); "
+                    "it never turns compute-bound in this parameter",
+                    query.key, roof, scope, query.high, seconds(result.t_math), roof,
+                    seconds(result.t_roof)));
     return;
   }
-  out << fmt::format(
-      "{}: ΣT_math reaches {} over {} at {} (ΣT_math = {}, {} = {}; {} evaluations "
-      "of the cost model)\n",
-      query.key, roof, scope, *result.value, seconds(result.t_math), roof, seconds(result.t_roof),
-      result.evaluations);
+  write_wrapped(
+      out,
+      fmt::format("{}: ΣT_math reaches {} over {} at {} (ΣT_math = {}, {} = {}; {} evaluations "
+                  "of the cost model)",
+                  query.key, roof, scope, *result.value, seconds(result.t_math), roof,
+                  seconds(result.t_roof), result.evaluations));
 }
 
 void write_collective_text(std::ostream& out, const CollectiveResult& result) {
@@ -174,7 +180,10 @@ void write_matmul_text(std::ostream& out, const MatmulResult& result) {
   table.add_row({"expected", seconds(result.t_expected),
                  "roofs at the fractions kernels reach + launch (efficiency:)"});
   table.add_row({"upper bound", seconds(result.t_upper), "sum of the roofs (no overlap)"});
-  table.add_row({"bound", bound_label(result.bound, result.cost.bound_tier), "the largest term"});
+  table.add_row({"bound",
+                 bound_label(result.bound, result.bound == Bound::network ? result.plan.network
+                                                                          : result.cost.bound_tier),
+                 "the largest term"});
   table.add_row({"critical batch", describe_critical(result.critical),
                  "B (per device) where intensity = critical intensity (exact root)"});
   if (result.critical_d) {

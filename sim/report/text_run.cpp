@@ -3,6 +3,7 @@
 #include "sim/report/table.hpp"
 #include "sim/report/text.hpp"
 #include "sim/report/text_run_phases.hpp"
+#include "sim/report/text_width.hpp"
 #include "sim/spec/workload.hpp"
 
 #include <fmt/format.h>
@@ -15,12 +16,34 @@ namespace {
 
 using Align = TextTable::Align;
 
+// One device has no network: its columns would be a column of zeros.
+bool has_network(const RunResult& result) { return result.scenario.plan.devices() > 1; }
+
 void add_totals_row(TextTable& table, const std::string& label, const std::string& steps,
-                    const Totals& totals) {
-  table.add_row({label, steps, flops(totals.flops), bytes(totals.bytes), seconds(totals.t_math),
-                 seconds(totals.t_mem), seconds(totals.t_net), seconds(totals.t_lower),
-                 seconds(totals.t_expected), seconds(totals.t_upper), seconds(totals.t_critical),
-                 seconds(totals.t_overlapped), std::string(to_string(totals.bound))});
+                    const Totals& totals, bool network) {
+  std::vector<std::string> cells{label,
+                                 steps,
+                                 flops(totals.flops),
+                                 bytes(totals.bytes),
+                                 seconds(totals.t_math),
+                                 seconds(totals.t_mem)};
+  if (network) {
+    cells.push_back(seconds(totals.t_net));
+  }
+  for (const Seconds time : {totals.t_lower, totals.t_expected, totals.t_upper}) {
+    cells.push_back(seconds(time));
+  }
+  if (network) {
+    cells.push_back(seconds(totals.t_critical));
+  }
+  cells.push_back(seconds(totals.t_overlapped));
+  cells.push_back(bound_label(totals.bound, totals.bound_tier));
+  table.add_row(cells);
+}
+
+// "  key        value", the value wrapped to the stream's width under its own first column.
+void write_field(std::ostream& out, const std::string& key, const std::string& value) {
+  write_wrapped(out, value, fmt::format("  {:<11}", key), std::string(13, ' '));
 }
 
 void write_header(std::ostream& out, const RunResult& result) {
@@ -51,63 +74,75 @@ void write_header(std::ostream& out, const RunResult& result) {
     tokens = fmt::format("; {:.4g} tokens/s expected",
                          static_cast<double>(scenario.workload.batch) / total.t_expected.si());
   }
-  out << fmt::format(
-      "  result     {} … {} (lower … upper bound), expected {}; {}-bound; {} ({} of "
-      "{} per device){}\n",
-      seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_expected),
-      bound_label(total.bound, total.bound_tier), result.footprint.fits() ? "fits" : "DOES NOT FIT",
-      bytes(result.footprint.total()), bytes(result.footprint.capacity), tokens);
-  out << fmt::format(
-      "  hardware   {}, mode {}{}\n", roofs.hardware, roofs.mode,
-      roofs.unified_memory ? " (unified memory: the CPU shares DRAM bandwidth)" : "");
-  out << fmt::format(
-      "  roofs      {} {} ({}) · {} {} · ridge {:.4g} FLOP/B · elementwise on {} {}\n", path.name,
-      rate(path.peak), to_string(path.unit), memory.name, rate(*memory.bandwidth),
-      ridge(path.peak, *memory.bandwidth), vector.name, rate(vector.peak));
+  write_field(
+      out, "result",
+      fmt::format("{} … {} (lower … upper bound), expected {}; bound by {}; {} ({} of "
+                  "{} per device){}",
+                  seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_expected),
+                  bound_label(total), result.footprint.fits() ? "fits" : "DOES NOT FIT",
+                  bytes(result.footprint.total()), bytes(result.footprint.capacity), tokens));
+  write_field(
+      out, "hardware",
+      fmt::format("{}, mode {}{}", roofs.hardware, roofs.mode,
+                  roofs.unified_memory ? " (unified memory: the CPU shares DRAM bandwidth)" : ""));
+  write_field(
+      out, "roofs",
+      fmt::format("{} {} ({}) · {} {} · ridge {:.4g} FLOP/B · elementwise on {} {}", path.name,
+                  rate(path.peak), to_string(path.unit), memory.name, rate(*memory.bandwidth),
+                  ridge(path.peak, *memory.bandwidth), vector.name, rate(vector.peak)));
   const ParameterCount& parameters = result.parameters;
-  out << fmt::format("  model      {}: {} parameters{}; {}\n", scenario.model.name,
-                     format_count(static_cast<double>(parameters.total())),
-                     parameters.inactive_experts > 0
-                         ? fmt::format(" ({} active per token: top-k experts)",
-                                       format_count(static_cast<double>(parameters.active())))
-                         : std::string(),
-                     fmt::join(stage_names, ", "));
+  write_field(out, "model",
+              fmt::format("{}: {} parameters{}; {}", scenario.model.name,
+                          format_count(static_cast<double>(parameters.total())),
+                          parameters.inactive_experts > 0
+                              ? fmt::format(" ({} active per token: top-k experts)",
+                                            format_count(static_cast<double>(parameters.active())))
+                              : std::string(),
+                          fmt::join(stage_names, ", ")));
   const Workload& workload = scenario.workload;
   if (workload.phase == Phase::train) {
     const Training& training = workload.training;
-    out << fmt::format(
-        "  workload   train step: {} sequences × {} tokens ({} tokens) in {} microbatch{} of {}; "
-        "recompute {}; optimizer {}{}\n",
-        workload.batch, workload.seq_len,
-        format_count(static_cast<double>(workload.batch) * static_cast<double>(workload.seq_len)),
-        training.microbatches, training.microbatches > 1 ? "es" : "", workload.microbatch(),
-        to_string(training.recompute), to_string(training.optimizer),
-        training.pipeline_interleave > 1
-            ? fmt::format("; {} layer chunks per pipeline stage", training.pipeline_interleave)
-            : std::string());
+    write_field(
+        out, "workload",
+        fmt::format(
+            "train step: {} sequences × {} tokens ({} tokens) in {} microbatch{} of {}; "
+            "recompute {}; optimizer {}{}",
+            workload.batch, workload.seq_len,
+            format_count(static_cast<double>(workload.batch) *
+                         static_cast<double>(workload.seq_len)),
+            training.microbatches, training.microbatches > 1 ? "es" : "", workload.microbatch(),
+            to_string(training.recompute), to_string(training.optimizer),
+            training.pipeline_interleave > 1
+                ? fmt::format("; {} layer chunks per pipeline stage", training.pipeline_interleave)
+                : std::string()));
   } else {
-    out << fmt::format(
-        "  workload   {}, batch {}{}\n",
-        workload.phase != Phase::decode ? "prefill"
-        : workload.decode_steps > 0     ? "decode request (prompt prefill + decode steps)"
-                                        : "decode step",
-        workload.batch,
-        workload.phase != Phase::decode ? std::string()
-        : workload.decode_steps > 0
-            ? fmt::format(", prompt (context) {} tokens, {} decode steps; the tables below are its "
-                          "first step",
-                          workload.context, workload.decode_steps)
-            : fmt::format(", context {} tokens", workload.context));
+    write_field(
+        out, "workload",
+        fmt::format(
+            "{}, batch {}{}",
+            workload.phase != Phase::decode ? "prefill"
+            : workload.decode_steps > 0     ? "decode request (prompt prefill + decode steps)"
+                                            : "decode step",
+            workload.batch,
+            workload.phase != Phase::decode ? std::string()
+            : workload.decode_steps > 0
+                ? fmt::format(
+                      ", prompt (context) {} tokens, {} decode steps; the tables below are its "
+                      "first step",
+                      workload.context, workload.decode_steps)
+                : fmt::format(", context {} tokens", workload.context)));
   }
-  out << fmt::format("  precision  {}\n", describe(precision));
+  write_field(out, "precision", describe(precision));
   if (!scenario.per_batch_weights.empty()) {
-    out << fmt::format("  per-batch  weights of: {} (one copy per sequence)\n",
-                       fmt::join(scenario.per_batch_weights, ", "));
+    write_field(out, "per-batch",
+                fmt::format("weights of: {} (one copy per sequence)",
+                            fmt::join(scenario.per_batch_weights, ", ")));
   }
-  out << fmt::format(
-      "  fusion     attention {}; into matmul: {}\n",
-      scenario.fusion.attention_fused ? "fused (FMHA)" : "unfused",
-      fused.empty() ? std::string("none") : fmt::format("{}", fmt::join(fused, ", ")));
+  write_field(
+      out, "fusion",
+      fmt::format("attention {}; into matmul: {}",
+                  scenario.fusion.attention_fused ? "fused (FMHA)" : "unfused",
+                  fused.empty() ? std::string("none") : fmt::format("{}", fmt::join(fused, ", "))));
   const Plan& plan = scenario.plan;
   if (plan.devices() > 1) {
     std::vector<std::string> mesh;
@@ -121,11 +156,12 @@ void write_header(std::ostream& out, const RunResult& result) {
     for (const auto& [logical, axis] : plan.weight_rules) {
       rules.push_back(fmt::format("weight {} → {}", logical, axis.empty() ? "-" : axis));
     }
-    out << fmt::format("  plan       {} on {} devices {{{}}}; rules: {}; figures are per device\n",
-                       plan.name, plan.devices(), fmt::join(mesh, ", "), fmt::join(rules, ", "));
+    write_field(out, "plan",
+                fmt::format("{} on {} devices {{{}}}; rules: {}; figures are per device", plan.name,
+                            plan.devices(), fmt::join(mesh, ", "), fmt::join(rules, ", ")));
   }
   for (const std::string& note : result.notes) {
-    out << fmt::format("  note       {}\n", note);
+    write_field(out, "note", note);
   }
   out << '\n';
 }
@@ -143,11 +179,12 @@ void write_memory(std::ostream& out, const RunResult& result) {
                        kv_tokens_per_sequence(workload, scenario.model),
                        workload.decode_steps > 0 ? ", at the request's last step" : "");
   }
-  out << fmt::format("Memory per device ({}{}{})\n", memory.name,
-                     scenario.host_share.si() > 0.0
-                         ? fmt::format(", less {} left to the host", bytes(scenario.host_share))
-                         : std::string(),
-                     when);
+  write_wrapped(
+      out, fmt::format("Memory per device ({}{}{})", memory.name,
+                       scenario.host_share.si() > 0.0
+                           ? fmt::format(", less {} left to the host", bytes(scenario.host_share))
+                           : std::string(),
+                       when));
   TextTable table({{"part", Align::left}, {"bytes"}, {"of capacity"}});
   const double capacity = footprint.capacity.si();
   const auto add = [&](const std::string& part, Bytes size) {
@@ -176,32 +213,43 @@ void write_memory(std::ostream& out, const RunResult& result) {
     out << fmt::format("  fits: {} of {} used\n\n", bytes(footprint.total()),
                        bytes(footprint.capacity));
   } else {
-    out << fmt::format(
-        "  DOES NOT FIT: needs {} per device, {} available (short by {}); the times below are "
-        "what the plan would take if it fit\n\n",
-        bytes(footprint.total()), bytes(footprint.capacity), bytes(Bytes(0.0) - footprint.free()));
+    write_wrapped(out,
+                  fmt::format("DOES NOT FIT: needs {} per device, {} available (short by {}); the "
+                              "times below are what the plan would take if it fit",
+                              bytes(footprint.total()), bytes(footprint.capacity),
+                              bytes(Bytes(0.0) - footprint.free())),
+                  "  ", "  ");
+    out << '\n';
   }
 }
 
 void write_stages(std::ostream& out, const RunResult& result) {
-  out << "Stages (all steps; lower = Σ per-op max, expected = Σ per-op expected, upper = Σ per-op\n"
-         "sum, critical path = a device and a network stream overlapping independent ops,\n"
-         "overlapped = max(ΣT_math, ΣT_mem, ΣT_net))\n";
-  TextTable table({{"stage", Align::left},
-                   {"runs"},
-                   {"FLOPs"},
-                   {"DRAM bytes"},
-                   {"ΣT_math"},
-                   {"ΣT_mem"},
-                   {"ΣT_net"},
-                   {"lower"},
-                   {"expected"},
-                   {"upper"},
-                   {"critical path"},
-                   {"overlapped"},
-                   {"bound", Align::left}});
+  const bool network = has_network(result);
+  write_wrapped(out, network
+                         ? "Stages (all steps; lower = Σ per-op max, expected = Σ per-op expected, "
+                           "upper = Σ per-op sum, critical path = a device and a network stream "
+                           "overlapping independent ops, overlapped = max(ΣT_math, ΣT_mem, ΣT_net))"
+                         : "Stages (all steps; lower = Σ per-op max, expected = Σ per-op expected, "
+                           "upper = Σ per-op sum, overlapped = max(ΣT_math, ΣT_mem))");
+  std::vector<TextTable::Column> columns{
+      {"stage", Align::left},
+      {"runs", Align::right, 1},
+      {"FLOPs", Align::right, 3},
+      {result.roofs.main_memory().name + " bytes", Align::right, 2},
+      {"ΣT_math"},
+      {"ΣT_mem"}};
+  if (network) {
+    columns.push_back({"ΣT_net"});
+  }
+  columns.insert(columns.end(), {{"lower"}, {"expected"}, {"upper"}});
+  if (network) {
+    columns.push_back({"critical path", Align::right, 4});
+  }
+  columns.push_back({"overlapped", Align::right, 5});
+  columns.push_back({"bound", Align::left});
+  TextTable table(columns);
   for (const GroupBounds& stage : result.bounds.stages) {
-    add_totals_row(table, stage.stage, fmt::format("{}", stage.steps), stage.totals);
+    add_totals_row(table, stage.stage, fmt::format("{}", stage.steps), stage.totals, network);
     for (const GroupBounds& block : result.bounds.blocks) {
       if (block.stage != stage.stage) {
         continue;
@@ -213,11 +261,11 @@ void write_stages(std::ostream& out, const RunResult& result) {
         }
       }
       add_totals_row(table, "  " + std::string(to_string(block.block)), fmt::format("{}", runs),
-                     block.totals);
+                     block.totals, network);
     }
   }
   table.add_rule();
-  add_totals_row(table, "total", "", result.bounds.total);
+  add_totals_row(table, "total", "", result.bounds.total, network);
   table.print(out, "  ");
   out << '\n';
 }
@@ -226,13 +274,16 @@ void write_stages(std::ostream& out, const RunResult& result) {
 // tiled main-memory traffic is from the read-once ideal, and which tier holds the memory side.
 void write_tier_stages(std::ostream& out, const RunResult& result) {
   const Roofs& roofs = result.roofs;
-  out << fmt::format(
-      "Memory tiers (all steps; each tier serves the traffic of the best tile that fits the tier "
-      "inside it; {} vs ideal = tiled / read-once bytes)\n",
-      roofs.main_memory().name);
+  write_wrapped(out, fmt::format("Memory tiers (all steps; each tier serves the traffic of the "
+                                 "best tile that fits the tier inside it; {} vs ideal = tiled / "
+                                 "read-once bytes)",
+                                 roofs.main_memory().name));
+  // Narrowing hides the innermost tiers first: the main memory is what bounds most runs.
   std::vector<TextTable::Column> columns{{"stage", Align::left}};
-  for (const MemoryTier& tier : roofs.memory) {
-    columns.push_back({tier.bandwidth ? tier.name + " bytes, time" : tier.name + " bytes"});
+  for (std::size_t index = 0; index < roofs.memory.size(); ++index) {
+    const MemoryTier& tier = roofs.memory[index];
+    columns.push_back({tier.bandwidth ? tier.name + " bytes, time" : tier.name + " bytes",
+                       Align::right, static_cast<int>(index) + 1});
   }
   columns.push_back({roofs.main_memory().name + " vs ideal"});
   columns.push_back({"memory side", Align::left});
@@ -263,14 +314,19 @@ void write_tier_stages(std::ostream& out, const RunResult& result) {
 void write_tier_ops(std::ostream& out, const RunResult& result,
                     const std::vector<std::size_t>& rows) {
   const Roofs& roofs = result.roofs;
-  out << "Tiles of the top ops (per instance: bytes each tier serves, and the bm×bn×bk tile the "
-         "tier inside it holds; * = an operand stays resident, read once)\n";
+  write_wrapped(out,
+                "Tiles of the top ops (per instance: bytes each tier serves, and the "
+                "bm×bn×bk tile the tier inside it holds; * = an operand stays resident, read "
+                "once)");
+  const int tiers = static_cast<int>(roofs.memory.size());
   std::vector<TextTable::Column> columns{{"op", Align::left}};
-  for (const MemoryTier& tier : roofs.memory) {
-    columns.push_back({tier.name});
+  for (int index = 0; index < tiers; ++index) {
+    columns.push_back({roofs.memory[static_cast<std::size_t>(index)].name, Align::right,
+                       index == 0 ? 0 : index + tiers});
   }
-  for (std::size_t index = 1; index < roofs.memory.size(); ++index) {
-    columns.push_back({"tile in " + roofs.memory[index].name, Align::left});
+  for (int index = 1; index < tiers; ++index) {
+    columns.push_back(
+        {"tile in " + roofs.memory[static_cast<std::size_t>(index)].name, Align::left, index});
   }
   columns.push_back({"bound", Align::left});
   TextTable table(columns);
@@ -286,7 +342,7 @@ void write_tier_ops(std::ostream& out, const RunResult& result,
       cells.push_back(tier.tile ? to_string(*tier.tile) + (tier.operand_resident ? "*" : "")
                                 : std::string("-"));
     }
-    cells.push_back(bound_label(cost.bound, cost.bound_tier));
+    cells.push_back(bound_label(op, cost));
     table.add_row(cells);
   }
   table.print(out, "  ");
@@ -306,34 +362,46 @@ void write_top_ops(std::ostream& out, const RunResult& result, std::size_t limit
   if (limit > 0 && rows.size() > limit) {
     rows.resize(limit);
   }
-  out << fmt::format(
-      "Top {} ops by time (per instance, then × count; FLOP/B: against the tiled {} bytes, ideal: "
-      "each operand read once; crit. tokens: the token batch where a matmul meets the ridge)\n",
-      rows.size(), result.roofs.main_memory().name);
-  TextTable table({{"op", Align::left},
-                   {"count"},
-                   {"FLOPs"},
-                   {"bytes"},
-                   {"FLOP/B"},
-                   {"ideal"},
-                   {"T_math"},
-                   {"T_mem"},
-                   {"T_net"},
-                   {"bound", Align::left},
-                   {"lower × count"},
-                   {"share"},
-                   {"crit. tokens"}});
+  write_wrapped(out, fmt::format("Top {} ops by time (per instance, then × count; FLOP/B: "
+                                 "against the tiled {} bytes, ideal: each operand read once; "
+                                 "crit. tokens: the token batch where a matmul meets the ridge)",
+                                 rows.size(), result.roofs.main_memory().name));
+  const bool network = has_network(result);
+  std::vector<TextTable::Column> columns{{"op", Align::left},
+                                         {"count", Align::right, 2},
+                                         {"FLOPs", Align::right, 5},
+                                         {"bytes", Align::right, 1},
+                                         {"FLOP/B", Align::right, 3},
+                                         {"ideal", Align::right, 6},
+                                         {"T_math"},
+                                         {"T_mem"}};
+  if (network) {
+    columns.push_back({"T_net"});
+  }
+  columns.insert(
+      columns.end(),
+      {{"bound", Align::left}, {"lower × count"}, {"share"}, {"crit. tokens", Align::right, 4}});
+  TextTable table(columns);
   const double total = result.bounds.total.t_lower.si();
   for (std::size_t row : rows) {
     const Op& op = result.graph.op(result.table.order[row]);
     const OpCost& cost = result.table.costs[row];
-    table.add_row({op.qualified_name(), fmt::format("{}", op.count), flops(cost.flops),
-                   bytes(cost.bytes), fmt::format("{:.4g}", cost.intensity),
-                   fmt::format("{:.4g}", cost.ideal_intensity), seconds(cost.t_math),
-                   seconds(cost.t_mem), seconds(cost.t_net),
-                   bound_label(cost.bound, cost.bound_tier), seconds(total_lower(row)),
-                   percent(total_lower(row) / total),
-                   result.critical[row] ? describe_critical(result.critical[row]) : "-"});
+    std::vector<std::string> cells{op.qualified_name(),
+                                   fmt::format("{}", op.count),
+                                   flops(cost.flops),
+                                   bytes(cost.bytes),
+                                   fmt::format("{:.4g}", cost.intensity),
+                                   fmt::format("{:.4g}", cost.ideal_intensity),
+                                   seconds(cost.t_math),
+                                   seconds(cost.t_mem)};
+    if (network) {
+      cells.push_back(seconds(cost.t_net));
+    }
+    cells.insert(
+        cells.end(),
+        {bound_label(op, cost), seconds(total_lower(row)), percent(total_lower(row) / total),
+         result.critical[row] ? describe_critical(result.critical[row]) : "-"});
+    table.add_row(cells);
   }
   table.print(out, "  ");
   out << '\n';
@@ -344,14 +412,16 @@ void write_references(std::ostream& out, const RunResult& result) {
   if (result.scenario.references.empty()) {
     return;
   }
-  out << "Against measurements (roofline lower bound / measured = the fraction of the roof the "
-         "measured run reached)\n";
+  write_wrapped(out,
+                "Against measurements (roofline lower bound / measured = the fraction of the "
+                "roof the measured run reached; the sources below the table)");
   TextTable table({{"scope", Align::left},
                    {"measured"},
                    {"lower"},
                    {"upper"},
                    {"lower / measured"},
                    {"source", Align::left}});
+  std::size_t number = 0;
   for (const Reference& reference : result.scenario.references) {
     const Totals* totals = &result.bounds.total;
     for (const GroupBounds& stage : result.bounds.stages) {
@@ -361,9 +431,14 @@ void write_references(std::ostream& out, const RunResult& result) {
     }
     table.add_row({reference.stage.empty() ? "total" : reference.stage, seconds(reference.time),
                    seconds(totals->t_lower), seconds(totals->t_upper),
-                   percent(totals->t_lower / reference.time), reference.source});
+                   percent(totals->t_lower / reference.time), fmt::format("[{}]", ++number)});
   }
   table.print(out, "  ");
+  number = 0;
+  for (const Reference& reference : result.scenario.references) {
+    const std::string mark = fmt::format("  [{}] ", ++number);
+    write_wrapped(out, reference.source, mark, std::string(display_width(mark), ' '));
+  }
   out << '\n';
 }
 
@@ -396,26 +471,32 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
   const auto [side_tier, t_memory] = memory_side(total);
   const std::string memory_name = side_tier.empty() ? result.roofs.main_memory().name : side_tier;
   if (!result.footprint.fits()) {
-    out << fmt::format("DOES NOT FIT in memory ({} needed per device, {} available): if it fit,\n",
-                       bytes(result.footprint.total()), bytes(result.footprint.capacity));
+    write_wrapped(out,
+                  fmt::format("DOES NOT FIT in memory ({} needed per device, {} available): "
+                              "if it fit,",
+                              bytes(result.footprint.total()), bytes(result.footprint.capacity)));
   }
-  out << fmt::format(
-      "Bound: {} lower (ops in sequence, each overlapped) … {} upper (nothing "
-      "overlapped); {}-bound overall: {} of ΣT_math + ΣT_{} + ΣT_net is on that roof.\n",
-      seconds(total.t_lower), seconds(total.t_upper), bound_label(total.bound, total.bound_tier),
-      percent(std::max({total.t_math, t_memory, total.t_net}) /
-              (total.t_math + t_memory + total.t_net)),
-      memory_name);
-  out << fmt::format(
-      "Expected: {} ({:.2f}× the lower bound): each op at the fraction of its roofs real kernels "
-      "reach, a launch gap per kernel, collectives with their latency and exposed unless the "
-      "scenario overlaps them (the hardware's efficiency:, docs/design/expected.md).\n",
-      seconds(total.t_expected), total.t_lower.si() > 0.0 ? total.t_expected / total.t_lower : 1.0);
+  write_wrapped(
+      out, fmt::format("Bound: {} lower (ops in sequence, each overlapped) … {} upper (nothing "
+                       "overlapped); bound by {} overall: {} of ΣT_math + ΣT_{}{} is on that roof.",
+                       seconds(total.t_lower), seconds(total.t_upper), bound_label(total),
+                       percent(std::max({total.t_math, t_memory, total.t_net}) /
+                               (total.t_math + t_memory + total.t_net)),
+                       memory_name, has_network(result) ? " + ΣT_net" : ""));
+  write_wrapped(
+      out,
+      fmt::format(
+          "Expected: {} ({:.2f}× the lower bound): each op at the fraction of its roofs real "
+          "kernels "
+          "reach, a launch gap per kernel, collectives with their latency and exposed unless the "
+          "scenario overlaps them (the hardware's efficiency:, docs/design/expected.md).",
+          seconds(total.t_expected),
+          total.t_lower.si() > 0.0 ? total.t_expected / total.t_lower : 1.0));
   if (result.critical_d) {
-    out << fmt::format(
-        "Critical D: the D-sharded matmuls escape the network roof above a model "
-        "width of {} (D · T_net / T_math; T_net does not grow with D).\n",
-        format_count(*result.critical_d));
+    write_wrapped(
+        out, fmt::format("Critical D: the D-sharded matmuls escape the network roof above a model "
+                         "width of {} (D · T_net / T_math; T_net does not grow with D).",
+                         format_count(*result.critical_d)));
   }
   write_decode(out, result);
   write_training(out, result);
@@ -426,11 +507,11 @@ void write_run_text(std::ostream& out, const RunResult& result, const TextOption
                                   seconds(total.t_net_by_tier[index].second),
                                   bytes(total.net_bytes_by_tier[index].second)));
     }
-    out << fmt::format(
-        "Network: ΣT_net {} ({}); the critical path overlaps it down to {}; full "
-        "overlap ({}) needs {} hidden.\n",
-        seconds(total.t_net), fmt::join(tiers, ", "), seconds(total.t_critical),
-        seconds(total.t_overlapped), seconds(total.t_lower - total.t_overlapped));
+    write_wrapped(
+        out, fmt::format("Network: ΣT_net {} ({}); the critical path overlaps it down to {}; full "
+                         "overlap ({}) needs {} hidden.",
+                         seconds(total.t_net), fmt::join(tiers, ", "), seconds(total.t_critical),
+                         seconds(total.t_overlapped), seconds(total.t_lower - total.t_overlapped)));
   }
 }
 

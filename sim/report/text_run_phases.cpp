@@ -4,6 +4,7 @@
 #include "sim/report/format.hpp"
 #include "sim/report/table.hpp"
 #include "sim/report/text.hpp"
+#include "sim/report/text_width.hpp"
 
 #include <fmt/format.h>
 
@@ -47,57 +48,73 @@ void write_training(std::ostream& out, const RunResult& result) {
   const double devices = static_cast<double>(scenario.plan.devices());
   const double peak = result.roofs.find_path(scenario.precision.compute)->peak.si();
   // MFU: the forward and backward FLOPs (not recomputation's) over the peak for the step time.
-  out << fmt::format(
-      "  step {} … {} (critical path {}); {} … {} tokens/s in all, {} … {} per device; MFU {} … "
-      "{}\n",
-      seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_critical),
-      format_count(tokens / total.t_upper.si()), format_count(tokens / total.t_lower.si()),
-      format_count(tokens / devices / total.t_upper.si()),
-      format_count(tokens / devices / total.t_lower.si()),
-      percent(model_flops.si() / (peak * total.t_upper.si())),
-      percent(model_flops.si() / (peak * total.t_lower.si())));
+  write_wrapped(
+      out,
+      fmt::format(
+          "step {} … {} (critical path {}); {} … {} tokens/s in all, {} … {} per device; MFU {} … "
+          "{}",
+          seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_critical),
+          format_count(tokens / total.t_upper.si()), format_count(tokens / total.t_lower.si()),
+          format_count(tokens / devices / total.t_upper.si()),
+          format_count(tokens / devices / total.t_lower.si()),
+          percent(model_flops.si() / (peak * total.t_upper.si())),
+          percent(model_flops.si() / (peak * total.t_lower.si()))),
+      "  ", "    ");
   if (result.pipeline) {
     const PipelineSchedule& pipeline = *result.pipeline;
-    out << fmt::format(
-        "  pipeline: {} stages × {} microbatches{} (1F1B): bubble (p − 1)/(v·m + p − 1) = {} of "
-        "the step, {} … {} added to the bounds\n",
-        pipeline.stages, pipeline.microbatches,
-        pipeline.chunks > 1 ? fmt::format(" × {} chunks", pipeline.chunks) : std::string(),
-        percent(pipeline.bubble_fraction), seconds(pipeline.bubble_lower),
-        seconds(pipeline.bubble_upper));
+    write_wrapped(
+        out,
+        fmt::format(
+            "pipeline: {} stages × {} microbatches{} (1F1B): bubble (p − 1)/(v·m + p − 1) = {} of "
+            "the step, {} … {} added to the bounds",
+            pipeline.stages, pipeline.microbatches,
+            pipeline.chunks > 1 ? fmt::format(" × {} chunks", pipeline.chunks) : std::string(),
+            percent(pipeline.bubble_fraction), seconds(pipeline.bubble_lower),
+            seconds(pipeline.bubble_upper)),
+        "  ", "    ");
   }
   for (const AxisThreshold& threshold : result.training_thresholds) {
     if (threshold.data) {
-      out << fmt::format(
-          "  data axis '{}' ({} over {}): the {} pass is compute-bound above {} tokens per data "
-          "shard (B/X > C/W; T_net {} vs T_math {}); this step has {}{}\n",
-          threshold.mesh_axis, threshold.size, threshold.network, to_string(threshold.pass),
-          format_count(threshold.critical_tokens_per_shard), seconds(threshold.t_net),
-          seconds(threshold.t_math), format_count(threshold.tokens_per_shard),
-          threshold.tokens_per_shard >= threshold.critical_tokens_per_shard ? " (compute-bound)"
-                                                                            : " (network-bound)");
+      write_wrapped(
+          out,
+          fmt::format(
+              "data axis '{}' ({} over {}): the {} pass is compute-bound above {} tokens per data "
+              "shard (B/X > C/W; T_net {} vs T_math {}); this step has {}{}",
+              threshold.mesh_axis, threshold.size, threshold.network, to_string(threshold.pass),
+              format_count(threshold.critical_tokens_per_shard), seconds(threshold.t_net),
+              seconds(threshold.t_math), format_count(threshold.tokens_per_shard),
+              threshold.tokens_per_shard >= threshold.critical_tokens_per_shard
+                  ? " (compute-bound)"
+                  : " (network-bound)"),
+          "  ", "    ");
     } else {
-      out << fmt::format(
-          "  tensor axis '{}' ({} over {}): the {} pass stays compute-bound up to {}-way (Y < "
-          "F·W/C; T_net {} vs T_math {} at {}-way){}\n",
-          threshold.mesh_axis, threshold.size, threshold.network, to_string(threshold.pass),
-          threshold.largest_degree, seconds(threshold.t_net), seconds(threshold.t_math),
-          threshold.size,
-          threshold.beyond_domain ? fmt::format(", beyond the {} domain", threshold.network)
-                                  : std::string());
+      write_wrapped(
+          out,
+          fmt::format(
+              "tensor axis '{}' ({} over {}): the {} pass stays compute-bound up to {}-way (Y < "
+              "F·W/C; T_net {} vs T_math {} at {}-way){}",
+              threshold.mesh_axis, threshold.size, threshold.network, to_string(threshold.pass),
+              threshold.largest_degree, seconds(threshold.t_net), seconds(threshold.t_math),
+              threshold.size,
+              threshold.beyond_domain ? fmt::format(", beyond the {} domain", threshold.network)
+                                      : std::string()),
+          "  ", "    ");
     }
   }
   if (result.fsdp_tp) {
     const FsdpTpSplit& split = *result.fsdp_tp;
-    out << fmt::format(
-        "  FSDP + TP over {} devices: best split {} data × {} tensor (forward T_FSDP {}, T_TP {} "
-        "vs T_math {}); compute-bound above {} tokens per device with {} × {} (this step: {})\n",
-        split.data * split.tensor, split.data, split.tensor, seconds(split.t_fsdp),
-        seconds(split.t_tensor), seconds(split.t_math),
-        split.min_tokens_per_device > 0.0 ? format_count(split.min_tokens_per_device)
-                                          : std::string("never"),
-        split.min_tokens_data, split.data * split.tensor / split.min_tokens_data,
-        format_count(split.tokens_per_device));
+    write_wrapped(
+        out,
+        fmt::format(
+            "FSDP + TP over {} devices: best split {} data × {} tensor (forward T_FSDP {}, T_TP {} "
+            "vs T_math {}); compute-bound above {} tokens per device with {} × {} (this step: {})",
+            split.data * split.tensor, split.data, split.tensor, seconds(split.t_fsdp),
+            seconds(split.t_tensor), seconds(split.t_math),
+            split.min_tokens_per_device > 0.0 ? format_count(split.min_tokens_per_device)
+                                              : std::string("never"),
+            split.min_tokens_data, split.data * split.tensor / split.min_tokens_data,
+            format_count(split.tokens_per_device)),
+        "  ", "    ");
   }
   out << '\n';
 }
@@ -111,12 +128,13 @@ void write_decode(std::ostream& out, const RunResult& result) {
   const double devices = static_cast<double>(result.scenario.plan.devices());
   const PhaseTimes step{total.t_lower, total.t_upper, total.t_expected};
   // One step emits one token per sequence: tokens/s = batch / step time.
-  out << fmt::format(
-      "Decode step ({} cached tokens): {} … {} (expected {}); {} tokens/s in all, {} per "
-      "device ({} device{}).\n",
-      result.scenario.workload.context, seconds(step.lower), seconds(step.upper),
-      seconds(step.expected), tokens_per_second(batch, step),
-      tokens_per_second(batch / devices, step), devices, devices > 1.0 ? "s" : "");
+  write_wrapped(
+      out, fmt::format(
+               "Decode step ({} cached tokens): {} … {} (expected {}); {} tokens/s in all, {} per "
+               "device ({} device{}).",
+               result.scenario.workload.context, seconds(step.lower), seconds(step.upper),
+               seconds(step.expected), tokens_per_second(batch, step),
+               tokens_per_second(batch / devices, step), devices, devices > 1.0 ? "s" : ""));
   if (result.decode_critical) {
     const DecodeCritical& critical = *result.decode_critical;
     std::string matmuls = "no matmul with a batch axis";
@@ -131,33 +149,38 @@ void write_decode(std::ostream& out, const RunResult& result) {
         }
       }
     }
-    out << fmt::format(
-        "Critical decode batch: the step's matmuls (weights read once, shared by the batch) "
-        "reach the ridge ({:.4g} FLOP/B) at {}; attention stays on the memory roof at {:.3g} "
-        "FLOP/B (G = {} query heads per KV head) whatever the batch.\n",
-        critical.ridge, matmuls, critical.attention_intensity, critical.group_size);
+    write_wrapped(
+        out,
+        fmt::format(
+            "Critical decode batch: the step's matmuls (weights read once, shared by the batch) "
+            "reach the ridge ({:.4g} FLOP/B) at {}; attention stays on the memory roof at {:.3g} "
+            "FLOP/B (G = {} query heads per KV head) whatever the batch.",
+            critical.ridge, matmuls, critical.attention_intensity, critical.group_size));
   }
   if (result.request) {
     const DecodeRequest& request = *result.request;
     const PhaseTimes whole = request.total();
     const PhaseTimes per_token = request.per_output_token();
     const double outputs = batch * static_cast<double>(request.steps + 1);
-    out << fmt::format(
-        "Request: prefill of {} prompt tokens (time to first token) {} … {}; {} decode steps "
-        "({} … {} cached tokens: {} … {} per step at the first, {} … {} at the last) {} … {}; "
-        "total {} … {}; {} … {} per output token after the first; {} output tokens per "
-        "sequence: {} tokens/s in all, {} per device. Σ steps {}.\n",
-        request.prompt_tokens, seconds(request.prefill.lower), seconds(request.prefill.upper),
-        request.steps, request.prompt_tokens, request.prompt_tokens + request.steps - 1,
-        seconds(request.first_step.lower), seconds(request.first_step.upper),
-        seconds(request.last_step.lower), seconds(request.last_step.upper),
-        seconds(request.decode.lower), seconds(request.decode.upper), seconds(whole.lower),
-        seconds(whole.upper), seconds(per_token.lower), seconds(per_token.upper), request.steps + 1,
-        tokens_per_second(outputs, whole), tokens_per_second(outputs / devices, whole),
-        request.affine ? "exact from the two ends: the step time is affine in the context"
-                       : fmt::format("over every step ({} cost-model runs): the step time is "
-                                     "not affine in the context",
-                                     request.evaluations));
+    write_wrapped(
+        out,
+        fmt::format(
+            "Request: prefill of {} prompt tokens (time to first token) {} … {}; {} decode steps "
+            "({} … {} cached tokens: {} … {} per step at the first, {} … {} at the last) {} … {}; "
+            "total {} … {}; {} … {} per output token after the first; {} output tokens per "
+            "sequence: {} tokens/s in all, {} per device. Σ steps {}.",
+            request.prompt_tokens, seconds(request.prefill.lower), seconds(request.prefill.upper),
+            request.steps, request.prompt_tokens, request.prompt_tokens + request.steps - 1,
+            seconds(request.first_step.lower), seconds(request.first_step.upper),
+            seconds(request.last_step.lower), seconds(request.last_step.upper),
+            seconds(request.decode.lower), seconds(request.decode.upper), seconds(whole.lower),
+            seconds(whole.upper), seconds(per_token.lower), seconds(per_token.upper),
+            request.steps + 1, tokens_per_second(outputs, whole),
+            tokens_per_second(outputs / devices, whole),
+            request.affine ? "exact from the two ends: the step time is affine in the context"
+                           : fmt::format("over every step ({} cost-model runs): the step time is "
+                                         "not affine in the context",
+                                         request.evaluations)));
   }
 }
 

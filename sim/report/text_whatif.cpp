@@ -2,11 +2,14 @@
 #include "sim/report/format.hpp"
 #include "sim/report/table.hpp"
 #include "sim/report/text.hpp"
+#include "sim/report/text_width.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
+#include <tuple>
 
 namespace rsim {
 namespace {
@@ -17,24 +20,36 @@ using Align = TextTable::Align;
 
 void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
   const RunResult& baseline = runs.front();
-  out << fmt::format("What if: {}  ({})\n\n", baseline.scenario.name, baseline.scenario.file);
-  TextTable table({{"variant", Align::left},
-                   {"hardware · mode", Align::left},
-                   {"plan", Align::left},
-                   {"precision (W/A/KV → path)", Align::left},
-                   {"batch"},
-                   {"ΣT_math"},
-                   {"ΣT_mem"},
-                   {"ΣT_net"},
-                   {"lower"},
-                   {"upper"},
-                   {"bound", Align::left},
-                   {"DRAM bytes"},
-                   {"weights/device"},
-                   {"KV/device"},
-                   {"critical D"},
-                   {"fits", Align::left},
-                   {"lower vs base"}});
+  write_wrapped(out,
+                fmt::format("What if: {}  ({})", baseline.scenario.name, baseline.scenario.file));
+  out << '\n';
+  const bool network = std::any_of(runs.begin(), runs.end(), [](const RunResult& run) {
+    return run.scenario.plan.devices() > 1;
+  });
+  // Drop ranks: the first to go when the terminal is narrow have the highest (a column every
+  // row agrees on goes before any; the note under the table keeps its value).
+  std::vector<TextTable::Column> columns{
+      {"variant", Align::left},    {"hardware · mode", Align::left, 4},
+      {"plan", Align::left, 5},    {"precision (W/A/KV → path)", Align::left, 6},
+      {"batch", Align::right, 7},  {"ΣT_math", Align::right, 10},
+      {"ΣT_mem", Align::right, 11}};
+  if (network) {
+    columns.push_back({"ΣT_net", Align::right, 12});
+  }
+  for (TextTable::Column column :
+       std::initializer_list<TextTable::Column>{{"lower"},
+                                                {"expected"},
+                                                {"upper", Align::right, 3},
+                                                {"bound", Align::left},
+                                                {"DRAM bytes", Align::right, 13},
+                                                {"weights/device", Align::right, 9},
+                                                {"KV/device", Align::right, 8},
+                                                {"critical D", Align::right, 14},
+                                                {"fits", Align::left},
+                                                {"lower vs base", Align::right, 2}}) {
+    columns.push_back(std::move(column));
+  }
+  TextTable table(std::move(columns));
   for (const RunResult& run : runs) {
     const Scenario& scenario = run.scenario;
     const Precision& precision = scenario.precision;
@@ -49,20 +64,30 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
     if (!scenario.per_batch_weights.empty()) {
       dtypes += fmt::format(", per-batch {}", fmt::join(scenario.per_batch_weights, "+"));
     }
-    table.add_row(
-        {scenario.variant.empty() ? "baseline" : scenario.variant,
-         fmt::format("{} · {}", std::filesystem::path(scenario.hardware.file).stem().string(),
-                     run.roofs.mode),
-         run.scenario.plan.devices() > 1
-             ? fmt::format("{} ×{}", run.scenario.plan.name, run.scenario.plan.devices())
-             : std::string("single"),
-         dtypes, fmt::format("{}", scenario.workload.batch), seconds(totals.t_math),
-         seconds(totals.t_mem), seconds(totals.t_net), seconds(totals.t_lower),
-         seconds(totals.t_upper), std::string(to_string(totals.bound)), bytes(totals.bytes),
-         bytes(run.footprint.weights), bytes(run.footprint.kv_cache),
-         run.critical_d ? format_count(*run.critical_d) : std::string("-"),
-         run.footprint.fits() ? "yes" : "NO",
-         fmt::format("{:.3g}×", totals.t_lower / baseline.bounds.total.t_lower)});
+    std::vector<std::string> row{
+        scenario.variant.empty() ? "baseline" : scenario.variant,
+        fmt::format("{} · {}", std::filesystem::path(scenario.hardware.file).stem().string(),
+                    run.roofs.mode),
+        run.scenario.plan.devices() > 1
+            ? fmt::format("{} ×{}", run.scenario.plan.name, run.scenario.plan.devices())
+            : std::string("single"),
+        dtypes,
+        fmt::format("{}", scenario.workload.batch),
+        seconds(totals.t_math),
+        seconds(totals.t_mem)};
+    if (network) {
+      row.push_back(seconds(totals.t_net));
+    }
+    for (std::string cell :
+         {seconds(totals.t_lower), seconds(totals.t_expected), seconds(totals.t_upper),
+          bound_label(totals), bytes(totals.bytes), bytes(run.footprint.weights),
+          bytes(run.footprint.kv_cache),
+          run.critical_d ? format_count(*run.critical_d) : std::string("-"),
+          std::string(run.footprint.fits() ? "yes" : "NO"),
+          fmt::format("{:.3g}×", totals.t_lower / baseline.bounds.total.t_lower)}) {
+      row.push_back(std::move(cell));
+    }
+    table.add_row(std::move(row));
   }
   table.print(out, "  ");
   // The fastest plan that fits in memory: one that does not is no plan at all.
@@ -74,19 +99,54 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
     return run.scenario.workload.batch == baseline.scenario.workload.batch &&
            run.scenario.model.name == baseline.scenario.model.name;
   });
+  // Rows that cost the same to the last digit printed are named together: a reader should not
+  // look for a difference between them.
+  std::vector<std::vector<std::string>> ties;
+  std::vector<bool> tied(runs.size(), false);
+  const auto key = [](const RunResult& run) {
+    const Totals& totals = run.bounds.total;
+    return std::tuple{seconds(totals.t_lower), seconds(totals.t_expected), seconds(totals.t_upper),
+                      run.footprint.fits()};
+  };
+  const auto label = [](const RunResult& run) {
+    return run.scenario.variant.empty() ? std::string("baseline") : run.scenario.variant;
+  };
+  for (std::size_t first = 0; first < runs.size(); ++first) {
+    std::vector<std::string> names{label(runs[first])};
+    for (std::size_t other = first + 1; other < runs.size(); ++other) {
+      if (!tied[other] && !tied[first] && key(runs[other]) == key(runs[first])) {
+        tied[other] = true;
+        names.push_back(label(runs[other]));
+      }
+    }
+    if (names.size() > 1) {
+      ties.push_back(std::move(names));
+    }
+  }
+  for (const auto& names : ties) {
+    write_wrapped(
+        out,
+        fmt::format("tie: {} (the same lower, expected and upper time)", fmt::join(names, ", ")),
+        "  ", "    ");
+  }
   if (same_workload) {
     out << fmt::format("\n  fastest (lower bound) that fits in memory: {}\n",
                        !fastest->footprint.fits()          ? "none fits"
                        : fastest->scenario.variant.empty() ? "baseline"
                                                            : fastest->scenario.variant);
   }
-  out << "\nCritical token batch per matmul group (the group's Σ FLOPs / Σ bytes meets the ridge;\n"
-         "never: its intensity cannot reach it; tokens = batch × the stage's tokens)\n";
-  std::vector<TextTable::Column> columns{{"stage/group", Align::left}};
+  out << '\n';
+  write_wrapped(
+      out,
+      "Critical token batch per matmul group (the group's Σ FLOPs / Σ bytes meets the "
+      "ridge; never: its intensity cannot reach it; tokens = batch × the stage's tokens)");
+  std::vector<TextTable::Column> group_columns{{"stage/group", Align::left}};
   for (const RunResult& run : runs) {
-    columns.push_back({run.scenario.variant.empty() ? "baseline" : run.scenario.variant});
+    // A row named by several presets ("plan a = plan b") heads its column by the first.
+    const std::string name = run.scenario.variant.empty() ? "baseline" : run.scenario.variant;
+    group_columns.push_back({name.substr(0, name.find(" = "))});
   }
-  TextTable groups(columns);
+  TextTable groups(group_columns);
   for (const GroupCritical& group : baseline.group_critical) {
     std::vector<std::string> row{group.stage + "/" + group.group};
     for (const RunResult& run : runs) {

@@ -3,6 +3,7 @@
 
 #include "sim/report/format.hpp"
 #include "sim/report/table.hpp"
+#include "sim/report/text_width.hpp"
 
 #include <fmt/format.h>
 
@@ -10,15 +11,18 @@ namespace rsim {
 
 void write_validation_text(std::ostream& out, const std::vector<ValidationResult>& results,
                            const ValidationSummary& summary) {
-  out << fmt::format(
-      "Validation: {} published measurements; the lower bound holds on {} of them; expected "
-      "within ±{:.0f} % on {} of {} ({}), median error {}, max {}.\n\n",
-      summary.cases, summary.cases - summary.bound_violations - summary.failed,
-      100.0 * summary.tolerance, summary.within, summary.scored,
-      percent(summary.scored > 0
-                  ? static_cast<double>(summary.within) / static_cast<double>(summary.scored)
-                  : 0.0),
-      percent(summary.median_error), percent(summary.max_error));
+  write_wrapped(
+      out,
+      fmt::format(
+          "Validation: {} published measurements; the lower bound holds on {} of them; expected "
+          "within ±{:.0f} % on {} of {} ({}), median error {}, max {}.",
+          summary.cases, summary.cases - summary.bound_violations - summary.failed,
+          100.0 * summary.tolerance, summary.within, summary.scored,
+          percent(summary.scored > 0
+                      ? static_cast<double>(summary.within) / static_cast<double>(summary.scored)
+                      : 0.0),
+          percent(summary.median_error), percent(summary.max_error)));
+  out << '\n';
   TextTable table({{"case", TextTable::Align::left},
                    {"category", TextTable::Align::left},
                    {"measured"},

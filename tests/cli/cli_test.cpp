@@ -5,6 +5,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <sstream>
 
 namespace {
@@ -124,10 +127,82 @@ TEST_CASE("rsim run puts the answer first", "[cli]") {
   std::getline(lines, headline);
   CHECK_THAT(headline, Catch::StartsWith("  result     ") &&
                            Catch::Contains(" (lower … upper bound), expected ") &&
-                           Catch::Contains("; dram-bound; fits ("));
+                           Catch::Contains("; bound by memory (dram); fits ("));
   const auto decode = rsim_cli({"run", scenario("llama3_8b_h100"), "--set",
                                 "workload={phase: decode, batch: 8, context: 4096}"});
   CHECK_THAT(decode.out, Catch::Contains(" tokens/s expected\n"));
+}
+
+namespace {
+
+// Sets $COLUMNS for one scope, as a terminal's shell would, and puts back what was there.
+class ColumnsVariable {
+ public:
+  explicit ColumnsVariable(const char* value) {
+    if (const char* old = std::getenv("COLUMNS"); old != nullptr) {
+      saved_ = old;
+    }
+    setenv("COLUMNS", value, 1);
+  }
+  ColumnsVariable(const ColumnsVariable&) = delete;
+  ColumnsVariable& operator=(const ColumnsVariable&) = delete;
+  ~ColumnsVariable() {
+    if (saved_) {
+      setenv("COLUMNS", saved_->c_str(), 1);
+    } else {
+      unsetenv("COLUMNS");
+    }
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+// The widest line of `text` in code points (every report character is one column wide).
+std::size_t widest_line(const std::string& text) {
+  std::istringstream lines(text);
+  std::size_t widest = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const auto points = std::count_if(line.begin(), line.end(), [](char byte) {
+      return (static_cast<unsigned char>(byte) & 0xC0U) != 0x80U;
+    });
+    widest = std::max(widest, static_cast<std::size_t>(points));
+  }
+  return widest;
+}
+
+}  // namespace
+
+TEST_CASE("text reports fit $COLUMNS; --wide shows every column", "[cli]") {
+  // Issue 25: COLUMNS=120 rsim run scenarios/pi05_thor.yaml prints no line over 120 columns,
+  // with the bound in its first lines.
+  const ColumnsVariable columns("120");
+  const auto fitted = rsim_cli({"run", scenario("pi05_thor")});
+  REQUIRE(fitted.code == 0);
+  CHECK(widest_line(fitted.out) <= 120);
+  CHECK(fitted.out.substr(0, fitted.out.find("\n  hardware")).find("bound by memory (dram)") !=
+        std::string::npos);
+  // The top-ops table hides its least-needed columns and says so.
+  CHECK_THAT(fitted.out, Catch::Contains("hidden to fit 120 columns; --wide shows every column"));
+  const auto wide = rsim_cli({"run", scenario("pi05_thor"), "--wide"});
+  CHECK(widest_line(wide.out) > 120);
+  CHECK_THAT(wide.out, !Catch::Contains("hidden to fit"));
+  // One device: no network column or term anywhere.
+  CHECK_THAT(wide.out, !Catch::Contains("ΣT_net") && !Catch::Contains("T_net"));
+  // The other wide reports fit too.
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"whatif", scenario("pi05_thor")},
+        {"compare", scenario("shard_d_vs_batch"), "--plan", "shard_d", "--plan", "shard_batch"},
+        {"search", scenario("llama3_70b_tp8_h100"), "--devices", "8"},
+        {"roofs", "h100_sxm"},
+        {"threshold", scenario("pi05_thor")}}) {
+    const auto outcome = rsim_cli(command);
+    CHECK(outcome.code == 0);
+    CHECK(widest_line(outcome.out) <= 120);
+  }
+  // A narrow terminal narrows the report (60 columns is the narrowest rsim lays out for).
+  const ColumnsVariable narrow("70");
+  CHECK(widest_line(rsim_cli({"run", scenario("pi05_thor")}).out) <= 70);
 }
 
 TEST_CASE("the run CSV ends with a row per stage and the total", "[cli]") {
@@ -283,7 +358,7 @@ TEST_CASE("the --explain option prints an op's formulas with the numbers put in"
   // FLOPs 2 · 968 · 2048 · 2 · 16384 = 129,922,760,704
   CHECK_THAT(outcome.out, Catch::Contains("= 1.29923e+11"));
   CHECK_THAT(outcome.out, Catch::Contains("× 18 instances"));
-  CHECK_THAT(outcome.out, Catch::Contains("memory-bound"));
+  CHECK_THAT(outcome.out, Catch::Contains("→ bound by memory (dram)"));
   // STAGE/OP names the same op.
   CHECK(rsim_cli({"run", scenario("pi05_thor"), "--explain", "prefix/gate_up_proj"}).out ==
         outcome.out);
@@ -442,6 +517,13 @@ TEST_CASE("rsim compare with no --plan sets every preset of the mesh beside the 
   }
   CHECK(plans == std::vector<std::string>{"shard_d", "data_parallel", "megatron_tp",
                                           "sequence_parallel", "pipeline", "fsdp"});
+  // Issue 25: both plans of the file show, each row named by every preset and plan-only variant
+  // that makes it; megatron_tp and sequence_parallel cost the same here (seq_len 1: the
+  // sequence axis has nothing to split) and are named as a tie.
+  CHECK(json["variants"][0]["variant"] == "baseline = plan shard_d");
+  CHECK(json["variants"][1]["variant"] == "plan data_parallel = plan shard_batch");
+  const auto text = rsim_cli({"compare", scenario("shard_d_vs_batch")});
+  CHECK_THAT(text.out, Catch::Contains("tie: plan megatron_tp, plan sequence_parallel"));
   // A scenario on one device has no mesh to try presets on.
   const auto single = rsim_cli({"compare", scenario("llama3_8b_h100")});
   CHECK(single.code == 2);

@@ -141,7 +141,7 @@ TEST_CASE("a sweep's roof crossover is the threshold root finder's value", "[swe
   const auto threshold = rsim::threshold_scenario(path, {}, query, "", {});
   REQUIRE(threshold.value);
   REQUIRE(result.crossovers.size() == 1);
-  CHECK(result.crossovers.front().what == "hbm → compute");
+  CHECK(result.crossovers.front().what == "memory (hbm) → compute");
   CHECK(result.crossovers.front().at == *threshold.value);
 }
 

@@ -4,6 +4,7 @@
 #include "commands/commands.hpp"
 #include "output.hpp"
 #include "sim/base/error.hpp"
+#include "sim/report/text_width.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -35,6 +36,12 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       cli::add_import_hf_command(app), cli::add_collective_command(app),
       cli::add_validate_command(app),  cli::add_calibrate_command(app),
       cli::add_list_command(app)};
+  bool wide = false;
+  for (const cli::Command& command : commands) {
+    command.app->add_flag("--wide", wide,
+                          "Print every table column and line whole, however wide (default: fit "
+                          "the terminal, $COLUMNS, or 120 columns when not a terminal)");
+  }
 
   const std::string first = argc > 1 ? argv[1] : "";
   constexpr std::array<std::string_view, 13> kCommands{
@@ -66,6 +73,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   try {
     for (const cli::Command& command : commands) {
       if (*command.app) {
+        out << TextWidth{cli::report_width(wide)};
         const int code = command.run(out, err);
         // A report that did not reach its reader is a failed run (`> /dev/full` exited 0).
         out.flush();

@@ -37,6 +37,10 @@ int emit(const std::string& format, std::ostream& out, Json json, Csv csv, Text 
   return kExitOk;
 }
 
+// The columns text reports fit: none (0, no limit) with --wide, else $COLUMNS when it is a
+// number, else the terminal's width when stdout is one, else 120; never under 60.
+std::size_t report_width(bool wide);
+
 // Writes a chart or report file; a path that cannot be written is the user's to fix.
 void write_file(const std::string& flag, const std::string& path, const std::string& content);
 

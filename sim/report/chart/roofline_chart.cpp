@@ -109,11 +109,11 @@ RooflineChart roofline_of_run(const RunResult& run) {
                     : fmt::format("{} — variant {}", scenario.name, scenario.variant);
   chart.subtitle = fmt::format(
       "{}, mode {} · precision W/A/KV {}/{}/{} on the {} roof · {} batch {} · lower bound {} "
-      "({}-bound)",
+      "(bound by {})",
       run.roofs.hardware, run.roofs.mode, to_string(precision.weights),
       to_string(precision.activations), to_string(precision.kv_cache), precision.compute,
       scenario.workload.phase == Phase::decode ? "decode" : "prefill", scenario.workload.batch,
-      format_quantity(total.t_lower.si(), Dimension::seconds), to_string(total.bound));
+      format_quantity(total.t_lower.si(), Dimension::seconds), bound_label(total));
   double no_bytes_share = 0.0;
   double no_flops_share = 0.0;
   std::size_t no_bytes = 0;
@@ -177,12 +177,14 @@ RooflineChart roofline_of_matmul(const MatmulResult& result) {
   chart.title = fmt::format("X[{}, {}]·W[{}, {}] on {}", shape.batch, shape.contract,
                             shape.contract, shape.out, result.roofs.hardware);
   chart.subtitle = fmt::format(
-      "mode {} · {} path · {} · lower bound {} ({}-bound)", result.roofs.mode,
+      "mode {} · {} path · {} · lower bound {} (bound by {})", result.roofs.mode,
       result.op.compute_path,
       result.plan.devices > 1 ? fmt::format("per device of {}, split over {}", result.plan.devices,
                                             to_string(result.plan.shard))
                               : std::string("one device"),
-      format_quantity(result.t_lower.si(), Dimension::seconds), to_string(result.bound));
+      format_quantity(result.t_lower.si(), Dimension::seconds),
+      bound_label(result.bound,
+                  result.bound == Bound::network ? result.plan.network : result.cost.bound_tier));
   const OpCost& cost = result.cost;
   constexpr double kMatmulRadius = 9.0;
   if (cost.flops.si() > 0.0 && cost.bytes.si() > 0.0) {

@@ -213,6 +213,12 @@ void draw_legend(SvgDocument& svg, const RooflineChart& chart, const RooflineLay
     constexpr std::array<const char*, 3> kBoundNames{"compute-bound", "memory-bound",
                                                      "network-bound"};
     for (std::size_t bound = 0; bound < kBoundNames.size(); ++bound) {
+      // The legend lists only the colours some op is drawn in.
+      if (std::none_of(chart.points.begin(), chart.points.end(), [&](const ChartPoint& point) {
+            return !point.measured && static_cast<std::size_t>(point.bound) == bound;
+          })) {
+        continue;
+      }
       svg.circle(
           x + 9.0, y, 6.0,
           fmt::format(R"(fill="{0}" fill-opacity="0.5" stroke="{0}")", kBoundColours.at(bound)));
