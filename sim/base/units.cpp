@@ -172,6 +172,16 @@ std::string format_quantity(double si_value, Dimension dimension) {
       symbol = unit.symbol;
     }
   }
+  if (dimension == Dimension::seconds && std::fabs(si_value) >= 999.95) {
+    // No kiloseconds: the units people read a long run in.
+    constexpr double kMinute = 60.0;
+    constexpr double kHour = 3600.0;
+    constexpr double kDay = 86400.0;
+    const double magnitude = std::fabs(si_value);
+    return magnitude < 99.995 * kMinute  ? fmt::format("{:.4g} min", si_value / kMinute)
+           : magnitude < 47.9995 * kHour ? fmt::format("{:.4g} h", si_value / kHour)
+                                         : fmt::format("{:.4g} d", si_value / kDay);
+  }
   const auto [scaled_value, prefix] = with_prefix(si_value, dimension == Dimension::seconds);
   return fmt::format("{:.4g} {}{}", scaled_value, prefix, symbol);
 }
@@ -200,6 +210,43 @@ std::string format_count(double value) {
   }
   const auto [scaled_value, prefix] = with_prefix(value, false);
   return fmt::format("{:.4g}{}", scaled_value, prefix);
+}
+
+std::string format_parameters(double count) {
+  struct Scale {
+    double factor;
+    std::string_view suffix;
+  };
+  static constexpr std::array kScales{Scale{1e12, "T"}, Scale{1e9, "B"}, Scale{1e6, "M"},
+                                      Scale{1e3, "k"}};
+  for (const Scale& scale : kScales) {
+    if (std::fabs(count) >= scale.factor * 0.99995) {
+      return fmt::format("{:.4g}{}", count / scale.factor, scale.suffix);
+    }
+  }
+  return fmt::format("{:.4g}", count);
+}
+
+std::string format_plain(double value, int digits) {
+  constexpr double kWhole = 1e4;     // from here on, whole numbers
+  constexpr double kExact = 9.0e15;  // below 2^53: every whole number is exact in a double
+  const double magnitude = std::fabs(value);
+  if (!std::isfinite(value) || magnitude >= kExact) {
+    return fmt::format("{:.{}g}", value, digits);
+  }
+  if (magnitude < kWhole && value != std::round(value)) {
+    return fmt::format("{:.{}g}", value, digits);
+  }
+  const auto whole = static_cast<long long>(std::llround(magnitude));
+  std::string digits_text = fmt::format("{}", whole);
+  std::string grouped;
+  for (std::size_t index = 0; index < digits_text.size(); ++index) {
+    if (index > 0 && (digits_text.size() - index) % 3 == 0 && whole >= 10000) {
+      grouped += ',';
+    }
+    grouped += digits_text[index];
+  }
+  return (value < 0.0 ? "-" : "") + grouped;
 }
 
 }  // namespace rsim

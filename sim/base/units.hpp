@@ -103,6 +103,7 @@ std::string describe(Dimension dimension);
 std::optional<double> parse_quantity(std::string_view text, Dimension expected);
 
 /// Formats an SI value with 4 significant figures and a decimal prefix: 2.73e11 B/s → "273 GB/s".
+/// Times of 1,000 s and more print in minutes, hours or days ("48 h", not "172.8 ks").
 std::string format_quantity(double si_value, Dimension dimension);
 
 /// Formats a capacity, in binary units when it is an exact multiple of them: "228 KiB", "128 GB".
@@ -110,5 +111,14 @@ std::string format_capacity(double bytes);
 
 /// Formats a plain number with 4 significant figures, using k/M/G/T suffixes past 10,000.
 std::string format_count(double value);
+
+/// Formats a parameter count as the field writes it: "3.353B", "300.1M", "1.2T" (B: billions).
+std::string format_parameters(double count);
+
+/// Formats a plain number without an exponent, as a reader checks it by hand: whole numbers in
+/// full, with thousands separators from 10,000 on ("129,922,760,704", "1289"), others with `digits`
+/// significant figures
+/// ("1289", "0.08333"); values of 10^4 and more round to whole numbers ("11,480").
+std::string format_plain(double value, int digits = 4);
 
 }  // namespace rsim

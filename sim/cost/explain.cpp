@@ -44,10 +44,11 @@ std::string traffic_line(const Op& op, const TierCost& tier) {
   if (op.kind == OpKind::attention) {
     const FlashShape shape = flash_shape(op);
     return head + where +
-           fmt::format(" = Q+O {} + K/V {} × {:.4g} re-reads{}",
+           fmt::format(" = Q+O {} + K/V {} × {} re-reads{}",
                        format_quantity(shape.query_output_bytes.si(), Dimension::bytes),
                        format_quantity(shape.key_value_bytes.si(), Dimension::bytes),
-                       (tier.bytes - shape.query_output_bytes).si() / shape.key_value_bytes.si(),
+                       format_plain((tier.bytes - shape.query_output_bytes).si() /
+                                    shape.key_value_bytes.si()),
                        tier.operand_resident ? " (K/V resident)" : "");
   }
   const GemmShape shape = gemm_shape(op);
@@ -79,10 +80,10 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const Tile
       fmt::format("{} ({}), × {} instances", op.qualified_name(), to_string(op.kind), op.count));
   switch (op.kind) {
     case OpKind::matmul:
-      lines.push_back(fmt::format("  FLOPs = 2 × Π(distinct axes of {} and {}){} = {:.6g}",
+      lines.push_back(fmt::format("  FLOPs = 2 × Π(distinct axes of {} and {}){} = {}",
                                   op.inputs[0].shape(), op.inputs[1].shape(),
                                   op.inputs.size() > 2 ? " + output elements (bias)" : "",
-                                  cost.flops.si()));
+                                  format_plain(cost.flops.si(), 6)));
       break;
     case OpKind::attention: {
       const AttentionShape& shape = op.attention;
@@ -93,11 +94,12 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const Tile
               : fmt::format("2 × batch {} × heads {} × (head_dim {} + value_head_dim {})",
                             shape.batch, shape.heads, shape.head_dim, shape.value_dim());
       lines.push_back(fmt::format(
-          "  FLOPs = {} × visible pairs {:.6g} ({}{}, {} queries × ({} cached + {} own) keys) = "
-          "{:.6g}",
-          width, visible_pairs(shape), to_string(shape.mask),
+          "  FLOPs = {} × visible pairs {} ({}{}, {} queries × ({} cached + {} own) keys) = "
+          "{}",
+          width, format_plain(visible_pairs(shape), 6), to_string(shape.mask),
           shape.window > 0 ? fmt::format(" within a {}-key window", shape.window) : "",
-          shape.query_tokens, shape.cached_tokens, shape.query_tokens, cost.flops.si()));
+          shape.query_tokens, shape.cached_tokens, shape.query_tokens,
+          format_plain(cost.flops.si(), 6)));
       break;
     }
     case OpKind::collective: {
@@ -117,8 +119,9 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const Tile
     case OpKind::elementwise:
     case OpKind::embedding_gather:
     case OpKind::kv_cache_write:
-      lines.push_back(fmt::format("  FLOPs = {} per element × {:.6g} output elements = {:.6g}",
-                                  op.flops_per_element, output_elements(op), cost.flops.si()));
+      lines.push_back(fmt::format("  FLOPs = {} per element × {} output elements = {}",
+                                  op.flops_per_element, format_plain(output_elements(op), 6),
+                                  format_plain(cost.flops.si(), 6)));
       break;
   }
   if (op.kind == OpKind::elementwise && op.fused) {
@@ -131,12 +134,13 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const Tile
     for (const Tensor& tensor : op.outputs) {
       lines.push_back("    write " + tensor_term(tensor));
     }
-    lines.push_back(fmt::format("    = {:.6g} B (ideal: perfect reuse)", cost.ideal_bytes.si()));
+    lines.push_back(
+        fmt::format("    = {} B (ideal: perfect reuse)", format_plain(cost.ideal_bytes.si(), 6)));
   }
   for (const TierCost& tier : cost.tiers) {
     lines.push_back(traffic_line(op, tier));
   }
-  lines.push_back(fmt::format("  T_math = {:.6g} FLOP / {} ({}) = {}", cost.flops.si(),
+  lines.push_back(fmt::format("  T_math = {} FLOP / {} ({}) = {}", format_plain(cost.flops.si(), 6),
                               format_quantity(path.peak.si(), Dimension::flop_rate), path.name,
                               format_quantity(cost.t_math.si(), Dimension::seconds)));
   for (std::size_t index = 0; index < cost.tiers.size(); ++index) {
@@ -144,15 +148,15 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const Tile
     const MemoryTier& memory_tier = roofs.memory[index];
     if (memory_tier.bandwidth) {
       lines.push_back(
-          fmt::format("  T_{:<5} = {:.6g} B / {} = {}", tier.tier, tier.bytes.si(),
+          fmt::format("  T_{:<5} = {} B / {} = {}", tier.tier, format_plain(tier.bytes.si(), 6),
                       format_quantity(memory_tier.bandwidth->si(), Dimension::byte_rate),
                       format_quantity(tier.time.si(), Dimension::seconds)));
     }
   }
-  lines.push_back(fmt::format(
-      "  intensity = {:.4g} FLOP/B ({}, tiled; ideal {:.4g}) vs ridge {:.4g} FLOP/B → bound by {}",
-      cost.intensity, memory.name, cost.ideal_intensity, cost.critical_intensity,
-      bound_label(op, cost)));
+  lines.push_back(
+      fmt::format("  intensity = {} FLOP/B ({}, tiled; ideal {}) vs ridge {} FLOP/B → bound by {}",
+                  format_plain(cost.intensity), memory.name, format_plain(cost.ideal_intensity),
+                  format_plain(cost.critical_intensity), bound_label(op, cost)));
   lines.push_back(fmt::format("  lower = max = {}, upper = sum = {} (per instance)",
                               format_quantity(cost.t_lower.si(), Dimension::seconds),
                               format_quantity(cost.t_upper.si(), Dimension::seconds)));

@@ -243,8 +243,9 @@ class TrainingSearcher {
     if (context_.prune && floor > context_.capacity) {
       reject_all(kMemoryReason,
                  fmt::format("weights, gradients and optimizer state alone need at least {} per "
-                             "device ({:.4g} parameters / {} × {:.4g} B{}), has {}",
-                             bytes_text(floor), context_.parameters, shards, bytes_per_parameter,
+                             "device ({} parameters / {} × {:.4g} B{}), has {}",
+                             bytes_text(floor), format_parameters(context_.parameters), shards,
+                             bytes_per_parameter,
                              context_.roofs.host_memory
                                  ? ", all but two layers' weights and optimizer state offloaded"
                                  : "",

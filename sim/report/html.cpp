@@ -181,13 +181,14 @@ void write_scenario(std::ostream& out, const RunResult& run) {
     out << fmt::format("<dt>{}</dt><dd>{}</dd>\n", esc(term), esc(text));
   };
   item("hardware", fmt::format("{}, mode {}", run.roofs.hardware, run.roofs.mode));
-  item("model",
-       fmt::format("{}: {} parameters{}", scenario.model.name,
-                   format_count(static_cast<double>(run.parameters.total())),
-                   run.parameters.inactive_experts > 0
-                       ? fmt::format(" ({} active per token)",
-                                     format_count(static_cast<double>(run.parameters.active())))
-                       : std::string()));
+  item(
+      "model",
+      fmt::format("{}: {} parameters{}", scenario.model.name,
+                  format_parameters(static_cast<double>(run.parameters.total())),
+                  run.parameters.inactive_experts > 0
+                      ? fmt::format(" ({} active per token)",
+                                    format_parameters(static_cast<double>(run.parameters.active())))
+                      : std::string()));
   item("workload",
        fmt::format("{}, batch {}", to_string(scenario.workload.phase), scenario.workload.batch));
   item("precision", describe(scenario.precision));
@@ -250,7 +251,7 @@ void write_decode(std::ostream& out, const RunResult& run) {
   const auto rate_row = [](const std::string& name, double tokens, const PhaseTimes& time) {
     const auto rate = [&](Seconds t) {
       const double value = t.si() > 0.0 ? tokens / t.si() : 0.0;
-      return num(value, fmt::format("{:.4g} tokens/s", value));
+      return num(value, format_plain(value) + " tokens/s");
     };
     // The lower bound gives the most tokens/s, the upper the fewest.
     return std::vector<Cell>{name, rate(time.lower), rate(time.expected), rate(time.upper)};
@@ -299,7 +300,7 @@ void write_ops(std::ostream& out, const RunResult& run) {
                     count(static_cast<double>(op.count)),
                     count(cost.flops.si()),
                     bytes(cost.bytes.si()),
-                    num(cost.intensity, fmt::format("{:.4g}", cost.intensity)),
+                    num(cost.intensity, format_plain(cost.intensity)),
                     seconds(cost.t_math.si()),
                     seconds(cost.t_mem.si()),
                     seconds(cost.t_net.si()),
@@ -325,7 +326,7 @@ void write_measured(std::ostream& out, const std::vector<KernelOnRoofs>& kernels
          count(kernel.flops.si()),
          bytes(kernel.kernel.dram_bytes.si()),
          seconds(kernel.kernel.duration.si()),
-         num(kernel.intensity, fmt::format("{:.4g}", kernel.intensity)),
+         num(kernel.intensity, format_plain(kernel.intensity)),
          num(kernel.achieved.si(), format_quantity(kernel.achieved.si(), Dimension::flop_rate)),
          num(kernel.dram_fraction, fmt::format("{:.1f} %", 100.0 * kernel.dram_fraction)),
          {kernel.compute_path},
@@ -344,7 +345,7 @@ void write_run_html(std::ostream& out, const RunResult& run,
                     const std::vector<KernelOnRoofs>& kernels) {
   RooflineChart chart = roofline_of_run(run);
   add_measured(chart, kernels);
-  open_document(out, chart.title, fmt::format("rsim report · {}", run.scenario.file));
+  open_document(out, chart.title, fmt::format("rsim report · {}", scenario_source(run.scenario)));
   write_scenario(out, run);
   out << "<section id=\"chart\"><h2>Roofline</h2><figure>\n"
       << render_roofline_svg(chart) << "</figure></section>\n";
@@ -365,7 +366,7 @@ void write_run_html(std::ostream& out, const RunResult& run,
 void write_runs_html(std::ostream& out, const std::vector<RunResult>& runs,
                      const std::string& title) {
   const RunResult& baseline = runs.front();
-  open_document(out, title, fmt::format("rsim report · {}", baseline.scenario.file));
+  open_document(out, title, fmt::format("rsim report · {}", scenario_source(baseline.scenario)));
   write_scenario(out, baseline);
   out << "<section id=\"bars\"><h2>Time per plan or variant</h2><figure>\n"
       << render_bars_svg(bars_of_runs(runs, title)) << "</figure>\n";

@@ -33,7 +33,7 @@ void write_measured_text(std::ostream& out, const std::vector<KernelOnRoofs>& ke
                    kernel.flops_source,
                    format_quantity(kernel.kernel.dram_bytes.si(), Dimension::bytes),
                    format_quantity(kernel.kernel.duration.si(), Dimension::seconds),
-                   fmt::format("{:.4g}", kernel.intensity),
+                   format_plain(kernel.intensity),
                    format_quantity(kernel.achieved.si(), Dimension::flop_rate),
                    format_quantity(kernel.achieved_bandwidth.si(), Dimension::byte_rate),
                    fmt::format("{:.1f} %", 100.0 * kernel.dram_fraction), kernel.compute_path,

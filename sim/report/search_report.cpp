@@ -188,7 +188,7 @@ void write_search_text(std::ostream& out, const SearchResult& result, std::size_
                    seconds(candidate.total.t_math), seconds(candidate.total.t_mem),
                    seconds(candidate.total.t_net), std::string(bound_label(candidate.total)),
                    format_quantity(candidate.footprint.total().si(), Dimension::bytes),
-                   fmt::format("{:.4g}", candidate.sequences_per_device_s),
+                   format_plain(candidate.sequences_per_device_s),
                    format_quantity(1.0 / candidate.sequences_per_device_s, Dimension::seconds),
                    candidate.pareto ? "yes" : "",
                    index == 0 ? "-"
@@ -389,9 +389,9 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
           "steps under them (exposed: max(0, C − (t−1)/t·matmuls) per pass); offload: what lives "
           "in "
           "host memory, two layers' worth resident in HBM, streamed over the host link; MFU: "
-          "{:.4g} model FLOPs per step (forward + backward, no "
+          "{} model FLOPs per step (forward + backward, no "
           "recomputation) / (devices × peak × step).{}",
-          result.model_flops,
+          format_count(result.model_flops),
           vocab_note
               ? " *: the vocabulary does not divide over t: padded to a multiple of 128·t, as "
                 "Megatron-LM "

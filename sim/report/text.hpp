@@ -16,6 +16,10 @@ struct TextOptions {
 
 /// The human report of a run: header, stage table, top ops, references.
 void write_run_text(std::ostream& out, const RunResult& result, const TextOptions& options = {});
+
+/// Where a scenario came from, for titles: its file, and the command line's changes to it when
+/// there are any (its `name:` then no longer says all of what ran).
+std::string scenario_source(const Scenario& scenario);
 /// The baseline and its variants side by side, with the critical batch of each matmul group.
 void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs);
 /// Peaks, bandwidths and the ridge of every (path, tier) pair.

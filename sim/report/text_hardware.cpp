@@ -153,17 +153,18 @@ void write_matmul_text(std::ostream& out, const MatmulResult& result) {
                    bytes_per_element(op.inputs[0].dtype), bytes_per_element(op.inputs[1].dtype),
                    bytes_per_element(op.outputs[0].dtype))});
   for (const TierCost& tier : cost.tiers) {
-    table.add_row({tier.tier + " serves", tier_cell(tier.bytes, tier.time, tier.timed),
-                   tier.tile ? fmt::format("{:.4g} FLOP/B; tile {}{} in {}",
-                                           cost.flops.si() / tier.bytes.si(), to_string(*tier.tile),
-                                           tier.operand_resident ? " (an operand resident)" : "",
-                                           tier.tile_tier)
-                             : std::string("each byte once")});
+    table.add_row(
+        {tier.tier + " serves", tier_cell(tier.bytes, tier.time, tier.timed),
+         tier.tile
+             ? fmt::format("{} FLOP/B; tile {}{} in {}",
+                           format_plain(cost.flops.si() / tier.bytes.si()), to_string(*tier.tile),
+                           tier.operand_resident ? " (an operand resident)" : "", tier.tile_tier)
+             : std::string("each byte once")});
   }
-  table.add_row({"intensity", fmt::format("{:.4g} FLOP/B", cost.intensity),
-                 fmt::format("FLOPs / {} bytes (ideal {:.4g})", result.roofs.main_memory().name,
-                             cost.ideal_intensity)});
-  table.add_row({"critical intensity", fmt::format("{:.4g} FLOP/B", cost.critical_intensity),
+  table.add_row({"intensity", format_plain(cost.intensity) + " FLOP/B",
+                 fmt::format("FLOPs / {} bytes (ideal {})", result.roofs.main_memory().name,
+                             format_plain(cost.ideal_intensity))});
+  table.add_row({"critical intensity", format_plain(cost.critical_intensity) + " FLOP/B",
                  fmt::format("peak {} / bandwidth", op.compute_path)});
   table.add_row({"T_math", seconds(cost.t_math), "FLOPs / peak"});
   table.add_row({"T_comms (memory)", seconds(cost.t_mem),

@@ -63,16 +63,19 @@ void write_header(std::ostream& out, const RunResult& result) {
   for (ElementwiseKind kind : scenario.fusion.into_matmul) {
     fused.emplace_back(to_string(kind));
   }
-  out << fmt::format(
-      "{}{}  ({})\n\n", scenario.name,
-      scenario.variant.empty() ? std::string() : fmt::format(" — variant '{}'", scenario.variant),
-      scenario.file);
+  write_wrapped(
+      out, fmt::format("{}{}  ({})", scenario.name,
+                       scenario.variant.empty() ? std::string()
+                                                : fmt::format(" — variant '{}'", scenario.variant),
+                       scenario_source(scenario)));
+  out << '\n';
   // The answer first: the bounds, the expected time, the roof, whether it fits, tokens/s.
   const Totals& total = result.bounds.total;
   std::string tokens;
   if (scenario.workload.phase == Phase::decode && total.t_expected.si() > 0.0) {
-    tokens = fmt::format("; {:.4g} tokens/s expected",
-                         static_cast<double>(scenario.workload.batch) / total.t_expected.si());
+    tokens = fmt::format(
+        "; {} tokens/s expected",
+        format_plain(static_cast<double>(scenario.workload.batch) / total.t_expected.si()));
   }
   write_field(
       out, "result",
@@ -87,18 +90,20 @@ void write_header(std::ostream& out, const RunResult& result) {
                   roofs.unified_memory ? " (unified memory: the CPU shares DRAM bandwidth)" : ""));
   write_field(
       out, "roofs",
-      fmt::format("{} {} ({}) · {} {} · ridge {:.4g} FLOP/B · elementwise on {} {}", path.name,
+      fmt::format("{} {} ({}) · {} {} · ridge {} FLOP/B · elementwise on {} {}", path.name,
                   rate(path.peak), to_string(path.unit), memory.name, rate(*memory.bandwidth),
-                  ridge(path.peak, *memory.bandwidth), vector.name, rate(vector.peak)));
+                  format_plain(ridge(path.peak, *memory.bandwidth)), vector.name,
+                  rate(vector.peak)));
   const ParameterCount& parameters = result.parameters;
-  write_field(out, "model",
-              fmt::format("{}: {} parameters{}; {}", scenario.model.name,
-                          format_count(static_cast<double>(parameters.total())),
-                          parameters.inactive_experts > 0
-                              ? fmt::format(" ({} active per token: top-k experts)",
-                                            format_count(static_cast<double>(parameters.active())))
-                              : std::string(),
-                          fmt::join(stage_names, ", ")));
+  write_field(
+      out, "model",
+      fmt::format("{}: {} parameters{}; {}", scenario.model.name,
+                  format_parameters(static_cast<double>(parameters.total())),
+                  parameters.inactive_experts > 0
+                      ? fmt::format(" ({} active per token: top-k experts)",
+                                    format_parameters(static_cast<double>(parameters.active())))
+                      : std::string(),
+                  fmt::join(stage_names, ", ")));
   const Workload& workload = scenario.workload;
   if (workload.phase == Phase::train) {
     const Training& training = workload.training;
@@ -386,14 +391,10 @@ void write_top_ops(std::ostream& out, const RunResult& result, std::size_t limit
   for (std::size_t row : rows) {
     const Op& op = result.graph.op(result.table.order[row]);
     const OpCost& cost = result.table.costs[row];
-    std::vector<std::string> cells{op.qualified_name(),
-                                   fmt::format("{}", op.count),
-                                   flops(cost.flops),
-                                   bytes(cost.bytes),
-                                   fmt::format("{:.4g}", cost.intensity),
-                                   fmt::format("{:.4g}", cost.ideal_intensity),
-                                   seconds(cost.t_math),
-                                   seconds(cost.t_mem)};
+    std::vector<std::string> cells{
+        op.qualified_name(),  fmt::format("{}", op.count),  flops(cost.flops),
+        bytes(cost.bytes),    format_plain(cost.intensity), format_plain(cost.ideal_intensity),
+        seconds(cost.t_math), seconds(cost.t_mem)};
     if (network) {
       cells.push_back(seconds(cost.t_net));
     }
@@ -457,6 +458,12 @@ std::string describe_critical(const std::optional<CriticalBatch>& critical) {
       return "never";
   }
   return "-";
+}
+
+std::string scenario_source(const Scenario& scenario) {
+  return scenario.changes.empty()
+             ? scenario.file
+             : fmt::format("{}; changed: {}", scenario.file, fmt::join(scenario.changes, ", "));
 }
 
 void write_run_text(std::ostream& out, const RunResult& result, const TextOptions& options) {

@@ -14,7 +14,8 @@ namespace {
 using Align = TextTable::Align;
 
 std::string tokens_per_second(double tokens, PhaseTimes time) {
-  return fmt::format("{:.4g} … {:.4g}", tokens / time.upper.si(), tokens / time.lower.si());
+  return fmt::format("{} … {}", format_plain(tokens / time.upper.si()),
+                     format_plain(tokens / time.lower.si()));
 }
 
 }  // namespace
@@ -143,9 +144,9 @@ void write_decode(std::ostream& out, const RunResult& result) {
       if (critical.matmuls->kind == CriticalBatch::Kind::at) {
         matmuls = fmt::format("{} sequences per device", format_count(critical.matmuls->tokens));
         if (critical.replicas > 1.0) {
-          matmuls += fmt::format(" ({} in all over {:.4g} data replicas)",
+          matmuls += fmt::format(" ({} in all over {} data replicas)",
                                  format_count(critical.matmuls->tokens * critical.replicas),
-                                 critical.replicas);
+                                 format_plain(critical.replicas));
         }
       }
     }
@@ -153,9 +154,10 @@ void write_decode(std::ostream& out, const RunResult& result) {
         out,
         fmt::format(
             "Critical decode batch: the step's matmuls (weights read once, shared by the batch) "
-            "reach the ridge ({:.4g} FLOP/B) at {}; attention stays on the memory roof at {:.3g} "
+            "reach the ridge ({} FLOP/B) at {}; attention stays on the memory roof at {} "
             "FLOP/B (G = {} query heads per KV head) whatever the batch.",
-            critical.ridge, matmuls, critical.attention_intensity, critical.group_size));
+            format_plain(critical.ridge), matmuls, format_plain(critical.attention_intensity, 3),
+            critical.group_size));
   }
   if (result.request) {
     const DecodeRequest& request = *result.request;

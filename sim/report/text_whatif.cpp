@@ -20,8 +20,8 @@ using Align = TextTable::Align;
 
 void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
   const RunResult& baseline = runs.front();
-  write_wrapped(out,
-                fmt::format("What if: {}  ({})", baseline.scenario.name, baseline.scenario.file));
+  write_wrapped(out, fmt::format("What if: {}  ({})", baseline.scenario.name,
+                                 scenario_source(baseline.scenario)));
   out << '\n';
   const bool network = std::any_of(runs.begin(), runs.end(), [](const RunResult& run) {
     return run.scenario.plan.devices() > 1;

@@ -33,9 +33,9 @@ std::string model_description(const std::filesystem::path& file, const std::stri
   const ModelSpec model = load_model(file, find_preset);
   const ParameterCount count = count_parameters(model);
   std::string text =
-      fmt::format("{}: {:.4g}B parameters", name, static_cast<double>(count.total()) / 1e9);
+      fmt::format("{}: {} parameters", name, format_parameters(static_cast<double>(count.total())));
   if (count.inactive_experts > 0) {
-    text += fmt::format(", {:.4g}B active", static_cast<double>(count.active()) / 1e9);
+    text += fmt::format(", {} active", format_parameters(static_cast<double>(count.active())));
   }
   if (model.stages.size() != 1) {
     return text + fmt::format("; {} stages", model.stages.size());

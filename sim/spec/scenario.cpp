@@ -294,6 +294,9 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   scenario.file = path.string();
   scenario.variant = overrides.variant;
   scenario.variant_names = names;
+  for (const auto& [key, value] : overrides.sets) {
+    scenario.changes.push_back(key + "=" + value);
+  }
   scenario.name = document.at("name").as_string();
   scenario.hardware = load_hardware(resolve_node(document.at("hardware"), "hardware"), files);
   if (const ConfigNode* calibration = document.find("calibration")) {

@@ -145,6 +145,9 @@ struct Scenario {
   std::vector<std::pair<std::string, std::string>> sweep;
   std::vector<Reference> references;
   std::vector<std::string> variant_names;  ///< the variants the file declares
+  /// The command line's changes to the file ("hardware=h100_sxm", in the order given): the
+  /// file's `name:` no longer says all of what runs, and titles say so.
+  std::vector<std::string> changes;
 };
 
 /// Overrides given on the command line: `--set key.path=value` entries and `--precision`,

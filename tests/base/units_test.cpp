@@ -56,6 +56,24 @@ TEST_CASE("quantities print with 4 significant figures and a prefix", "[units]")
   CHECK(rsim::format_count(3.353e9) == "3.353G");
 }
 
+TEST_CASE("people's numbers: parameters in B, long times in hours, no exponents", "[units]") {
+  CHECK(rsim::format_parameters(3.353e9) == "3.353B");
+  CHECK(rsim::format_parameters(46.7e9) == "46.7B");
+  CHECK(rsim::format_parameters(300.1e6) == "300.1M");
+  CHECK(rsim::format_parameters(1.0e12) == "1T");
+  // 172,800 s = 48 h = 2 d; 3,000 s = 50 min; 999 s stays in seconds.
+  CHECK(rsim::format_quantity(172800.0, Dimension::seconds) == "2 d");
+  CHECK(rsim::format_quantity(36000.0, Dimension::seconds) == "10 h");
+  CHECK(rsim::format_quantity(3000.0, Dimension::seconds) == "50 min");
+  CHECK(rsim::format_quantity(999.0, Dimension::seconds) == "999 s");
+  // 2 · 968 · 2048 · 2 · 16384 = 129,922,760,704 FLOPs, in full.
+  CHECK(rsim::format_plain(129922760704.0) == "129,922,760,704");
+  CHECK(rsim::format_plain(11480.4) == "11,480");
+  CHECK(rsim::format_plain(1289.0) == "1289");
+  CHECK(rsim::format_plain(0.083333) == "0.08333");
+  CHECK(rsim::format_plain(-25000.0) == "-25,000");
+}
+
 TEST_CASE("strong quantity types compose into times and intensities", "[units]") {
   const rsim::Flops flops(2e12);
   const rsim::FlopsPerSecond peak(1e12);

@@ -350,6 +350,7 @@ TEST_CASE("the run report shows the active parameters", "[moe][report]") {
   const auto outcome =
       rsim::test::rsim_cli({"run", source_path("scenarios/mixtral_8x7b_h100.yaml").string()});
   REQUIRE(outcome.code == 0);
-  CHECK_THAT(outcome.out, Catch::Contains("Mixtral 8x7B: 46.7G parameters (12.88G active per "
+  // Mistral AI's announcement: 46.7B parameters in all, 12.9B used per token (B: billions).
+  CHECK_THAT(outcome.out, Catch::Contains("Mixtral 8x7B: 46.7B parameters (12.88B active per "
                                           "token: top-k experts)"));
 }

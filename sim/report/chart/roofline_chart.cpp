@@ -188,16 +188,16 @@ RooflineChart roofline_of_matmul(const MatmulResult& result) {
   const OpCost& cost = result.cost;
   constexpr double kMatmulRadius = 9.0;
   if (cost.flops.si() > 0.0 && cost.bytes.si() > 0.0) {
-    chart.points.push_back({fmt::format("matmul: {:.4g} FLOP per DRAM byte", cost.intensity),
-                            cost.intensity, cost.flops.si() / result.t_lower.si(), 1.0,
-                            result.bound, false, kMatmulRadius});
+    chart.points.push_back(
+        {fmt::format("matmul: {} FLOP per DRAM byte", format_plain(cost.intensity)), cost.intensity,
+         cost.flops.si() / result.t_lower.si(), 1.0, result.bound, false, kMatmulRadius});
   }
   if (result.collective_cost && result.collective_cost->bytes_per_device.si() > 0.0) {
     const double intensity = cost.flops.si() / result.collective_cost->bytes_per_device.si();
-    chart.points.push_back(
-        {fmt::format("matmul: {:.4g} FLOP per {} byte sent", intensity, result.plan.network),
-         intensity, cost.flops.si() / result.t_lower.si(), 1.0, result.bound, false,
-         kMatmulRadius});
+    chart.points.push_back({fmt::format("matmul: {} FLOP per {} byte sent", format_plain(intensity),
+                                        result.plan.network),
+                            intensity, cost.flops.si() / result.t_lower.si(), 1.0, result.bound,
+                            false, kMatmulRadius});
   }
   return chart;
 }

@@ -81,7 +81,8 @@ std::string render_roofline_text(const RooflineChart& chart, int columns, int ro
     const char mark =
         point.measured ? static_cast<char>('1' + digit++) : static_cast<char>('A' + letter++);
     grid.set(cell(x, point.intensity), cell(y, point.attainable), mark);
-    key.push_back(fmt::format("  {} {} — {:.4g} FLOP/B, {}", mark, point.label, point.intensity,
+    key.push_back(fmt::format("  {} {} — {} FLOP/B, {}", mark, point.label,
+                              format_plain(point.intensity),
                               format_quantity(point.attainable, Dimension::flop_rate)));
   }
   std::string text = fmt::format("{}\n{}\n\n", chart.title, chart.subtitle);
