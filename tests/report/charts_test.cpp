@@ -184,12 +184,26 @@ TEST_CASE("the text chart puts a point in the cell its log position gives", "[ro
   CHECK(text.find("A A — 100 FLOP/B") != std::string::npos);
 }
 
+TEST_CASE("the text chart says when a labelled point shares another's cell", "[roofline]") {
+  // Issue 25: the top op's label lay hidden under another. A third point 1 % from A lands in A's
+  // cell (a 64-column, 5-decade axis: a cell spans 10^(5/63) ≈ 1.2×) and the key says so.
+  auto chart = synthetic_chart();
+  chart.points.push_back({"C", 101.0, 2.525e13, 0.4, rsim::Bound::memory, false, 0.0});
+  const std::string text = rsim::render_roofline_text(chart, 64, 20);
+  INFO(text);
+  // Marks go in the layout's order (A, then C as "B", then B as "C").
+  CHECK(text.find("B C — 101 FLOP/B, 25.25 TFLOP/s (in A's cell: drawn as A)") !=
+        std::string::npos);
+  CHECK(text.find("A A — 100 FLOP/B, 25 TFLOP/s\n") != std::string::npos);
+}
+
 TEST_CASE("stacked bars: segments tile the bar, the marker marks the lower bound", "[bars]") {
   rsim::StackedBars bars;
   bars.title = "t";
-  bars.segment_names = {"math", "mem", "net"};
+  bars.segment_names = {"math", "mem", "on-chip", "net"};
   bars.marker_name = "lower";
-  bars.bars = {{"plan a", {1.0, 2.0, 1.0}, 3.0, ""}, {"b", {1.0, 1.0, 0.0}, 1.0, "no fit"}};
+  bars.bars = {{"plan a", {1.0, 2.0, 0.0, 1.0}, 3.0, ""},
+               {"b", {1.0, 1.0, 0.0, 0.0}, 1.0, "no fit"}};
   // Width 8 for the longest bar (4 s): 2 cells per second. Plan a: math cells [0, 2), memory
   // [2, 6), network [6, 8), marker at round(3 · 2) = 6. Bar b: [0, 2) and [2, 4), marker at 2.
   const std::string text = rsim::render_bars_text(bars, 8);
@@ -197,7 +211,44 @@ TEST_CASE("stacked bars: segments tile the bar, the marker marks the lower bound
   CHECK(text.find("b      ##|=") != std::string::npos);
   CHECK(text.find("no fit") != std::string::npos);
   const std::string svg = rsim::render_bars_svg(bars);
-  CHECK(count_of(svg, "<rect") == 1 + 3 + 6);  // background, legend keys, 2 bars × 3 segments
+  // Background, legend keys of the 3 segments drawn (on-chip is 0 in both bars), 2 bars × 4.
+  CHECK(count_of(svg, "<rect") == 1 + 3 + 8);
+  CHECK(text.find("on-chip") == std::string::npos);
+}
+
+TEST_CASE("a bar is as long as the table's upper bound, on-chip tiers included", "[bars]") {
+  // Issue 25: the bars omitted the on-chip tiers (43.34 ms against the table's 51.64 ms for
+  // pi05_thor). The upper bound is Σ over ops of every roof's time, so the four segments
+  // (math, main memory, on-chip tiers, network) must add up to it.
+  const auto run = rsim::test::run_scenario("pi05_thor");
+  const auto bars = rsim::bars_of_runs({run}, "t");
+  REQUIRE(bars.bars.size() == 1);
+  const auto& segments = bars.bars[0].segments_s;
+  REQUIRE(segments.size() == 4);
+  CHECK(segments[2] > 0.0);  // Thor's L2 and SMEM serve tiles: their time is in the upper bound
+  CHECK(segments[0] + segments[1] + segments[2] + segments[3] ==
+        Approx(run.bounds.total.t_upper.si()).epsilon(1e-12));
+  CHECK(bars.bars[0].marker_s == run.bounds.total.t_lower.si());
+}
+
+TEST_CASE("one bar that dwarfs the rest is drawn broken, the rest keep their scale", "[bars]") {
+  rsim::StackedBars bars;
+  bars.title = "t";
+  bars.segment_names = {"math", "mem"};
+  bars.marker_name = "lower";
+  bars.bars = {
+      {"big", {10.0, 0.0}, 0.0, ""}, {"a", {1.0, 1.0}, 0.0, ""}, {"b", {1.0, 0.0}, 0.0, ""}};
+  // 10 s > 4 × 2 s: the axis ends at 1.25 × 2 = 2.5 s. Width 10 → 4 cells per second: bar a
+  // is ####==== (math [0, 4), memory [4, 8)); big fills 10 cells and ends in "//".
+  CHECK(rsim::axis_extent(bars) == Approx(2.5));
+  const std::string text = rsim::render_bars_text(bars, 10);
+  CHECK(text.find("big ##########//") != std::string::npos);
+  CHECK(text.find("a   ####====") != std::string::npos);
+  CHECK(text.find("10 s") != std::string::npos);  // its figures still say its length
+  CHECK(rsim::render_bars_svg(bars).find("(axis broken)") != std::string::npos);
+  // Without the outlier the axis ends at the longest bar.
+  bars.bars.erase(bars.bars.begin());
+  CHECK(rsim::axis_extent(bars) == Approx(2.0));
 }
 
 TEST_CASE("series: crossovers where the lower bounds cross", "[series]") {

@@ -109,9 +109,10 @@ void add_scenario_options(CLI::App& command, ScenarioOptions& options) {
 }
 
 void add_runs_chart_options(CLI::App& command, ScenarioOptions& options) {
-  command.add_option("--plot", options.plot,
-                     "Write stacked bars of ΣT_math / ΣT_mem / ΣT_net per plan or variant as SVG "
-                     "to FILE (- draws them as text instead of the report)");
+  command.add_option(
+      "--plot", options.plot,
+      "Write stacked bars of ΣT_math / ΣT_mem / ΣT on-chip / ΣT_net per plan or variant as SVG "
+      "to FILE (- draws them as text instead of the report)");
   command.add_option("--html", options.html,
                      "Write a self-contained HTML report (tables, bars, the baseline's roofline)");
 }

@@ -25,13 +25,20 @@ struct StackedBars {
   std::vector<Bar> bars;
 };
 
-/// ΣT_math, ΣT_mem, ΣT_net per run, stacked (their sum is the no-overlap upper bound), with the
-/// lower bound (Σ per-op max) as the marker; runs[0] is the baseline.
+/// ΣT_math, ΣT_mem, ΣT on the on-chip tiers and ΣT_net per run, stacked (their sum is the
+/// no-overlap upper bound, the tables' "upper"), with the lower bound (Σ per-op max) as the
+/// marker; runs[0] is the baseline.
 StackedBars bars_of_runs(const std::vector<RunResult>& runs, const std::string& title);
+
+/// Where the time axis of the bars ends: at the longest bar, or, when one bar is more than 4×
+/// the next (it would squeeze the others to slivers), at 1.25× the next: that bar is drawn
+/// broken at the axis's end, its figures still its whole length.
+double axis_extent(const StackedBars& bars);
 
 /// The bars as a standalone SVG document: a linear time axis from 0 with 1-2-5 ticks.
 std::string render_bars_svg(const StackedBars& bars);
-/// The bars as text, `width` characters for the longest bar (#, =, ~ per segment, | marker).
+/// The bars as text, `width` characters for the axis (#, =, -, ~ per segment, | marker, // at
+/// the end of a broken bar).
 std::string render_bars_text(const StackedBars& bars, int width = 50);
 
 }  // namespace rsim

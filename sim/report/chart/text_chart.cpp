@@ -76,14 +76,25 @@ std::string render_roofline_text(const RooflineChart& chart, int columns, int ro
   std::vector<std::string> key;
   int letter = 0;
   int digit = 0;
+  // A cell holds one mark: a labelled point whose cell an earlier one took says so in the key.
+  std::vector<std::pair<std::pair<int, int>, char>> taken;
   for (std::size_t index : labelled.labelled) {
     const ChartPoint& point = chart.points[index];
     const char mark =
         point.measured ? static_cast<char>('1' + digit++) : static_cast<char>('A' + letter++);
-    grid.set(cell(x, point.intensity), cell(y, point.attainable), mark);
-    key.push_back(fmt::format("  {} {} — {} FLOP/B, {}", mark, point.label,
+    const std::pair at{cell(x, point.intensity), cell(y, point.attainable)};
+    const auto owner = std::find_if(taken.begin(), taken.end(),
+                                    [&](const auto& entry) { return entry.first == at; });
+    std::string hidden;
+    if (owner == taken.end()) {
+      grid.set(at.first, at.second, mark);
+      taken.emplace_back(at, mark);
+    } else {
+      hidden = fmt::format(" (in {}'s cell: drawn as {})", owner->second, owner->second);
+    }
+    key.push_back(fmt::format("  {} {} — {} FLOP/B, {}{}", mark, point.label,
                               format_plain(point.intensity),
-                              format_quantity(point.attainable, Dimension::flop_rate)));
+                              format_quantity(point.attainable, Dimension::flop_rate), hidden));
   }
   std::string text = fmt::format("{}\n{}\n\n", chart.title, chart.subtitle);
   const std::string unit = "FLOP/s";
