@@ -44,6 +44,7 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
   const SweepEvaluator evaluator(path, overrides, axes, mode, roof_overrides, options);
   SweepResult result;
   result.scenario = path.string();
+  result.scenario_name = load_scenario(path, overrides).name;
   result.axes = axes;
   result.points.resize(total);
   // Cancelled while loading: no point is evaluated (each stays `evaluated` false).

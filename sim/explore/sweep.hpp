@@ -64,6 +64,7 @@ struct SweepCrossover {
 
 struct SweepResult {
   std::string scenario;
+  std::string scenario_name;  ///< its `name:` (charts are titled by it)
   std::vector<SweepAxis> axes;
   std::vector<SweepPoint> points;  ///< the cartesian grid, the last axis fastest
   std::vector<SweepCrossover> crossovers;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -79,6 +80,30 @@ std::string series_name(const SweepResult& result, const std::vector<std::string
 
 }  // namespace
 
+namespace {
+
+// A swept key with what it counts, for an axis title: "workload.batch (sequences)".
+std::string axis_label(const std::string& key) {
+  static const std::array<std::pair<std::string_view, std::string_view>, 7> kUnits{{
+      {"batch", "sequences"},
+      {"seq_len", "tokens"},
+      {"context", "tokens"},
+      {"decode_steps", "output tokens"},
+      {"microbatches", "microbatches"},
+      {"d_model", "model width"},
+      {"devices", "devices"},
+  }};
+  const std::string_view last = std::string_view(key).substr(key.rfind('.') + 1);
+  for (const auto& [name, unit] : kUnits) {
+    if (last == name) {
+      return fmt::format("{} ({})", key, unit);
+    }
+  }
+  return key;
+}
+
+}  // namespace
+
 SeriesChart sweep_chart(const SweepResult& result) {
   const auto x_axis = numeric_axis(result);
   if (!x_axis) {
@@ -110,15 +135,22 @@ SeriesChart sweep_chart(const SweepResult& result) {
   }
   std::sort(xs.begin(), xs.end());
   SeriesChart chart;
-  chart.title = fmt::format("rsim sweep · {}", result.scenario);
-  chart.subtitle = "lower bound (solid) … upper bound (dashed) per series";
-  chart.x_label = axis.key;
+  chart.title = result.scenario_name.empty() ? result.scenario : result.scenario_name;
+  chart.subtitle = fmt::format(
+      "rsim sweep · {} · the whole run's time per device: lower bound "
+      "(solid) … upper bound (dashed) per series",
+      result.scenario);
+  chart.x_label = axis_label(axis.key);
+  chart.y_label = "time per run, per device";
   double time_low = std::numeric_limits<double>::infinity();
   double time_high = 0.0;
   for (const std::string& name : names) {
-    Series series{name, {}, {}, {}};
+    Series series{name, {}, {}, {}, {}, {}};
     for (std::int64_t x : xs) {
-      const SweepFigures& total = by_series[name][x]->total;
+      const SweepPoint& point = *by_series[name][x];
+      const SweepFigures& total = point.total;
+      series.fits.push_back(point.fits());
+      series.roofs.push_back(result.label(total.roof));
       series.x.push_back(static_cast<double>(x));
       series.lower_s.push_back(total.t_lower.si());
       series.upper_s.push_back(total.t_upper.si());

@@ -18,6 +18,14 @@
 
 namespace {
 
+std::size_t count_in(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
 std::vector<std::string> values_of(const rsim::SweepAxis& axis) { return axis.values; }
 
 // Sweep options on `threads` threads, with batch lines on or off and an optional cancel flag.
@@ -239,6 +247,37 @@ TEST_CASE("the sweep chart: one band per series, the bisection's crossover marke
   CHECK(chart.marked[0].second == 1);
   const std::string svg = rsim::render_series_svg(chart);
   CHECK_THAT(svg, Catch::Contains(fmt::format("crossover at {}", fastest->at)));
+  // Issue 25: titled by the scenario's name, axes say what they count, a marker per grid point
+  // (2 series × 3 batches), a tick wherever a series' roof changes.
+  CHECK(chart.title ==
+        "Shard over D vs over batch on 2 TPU v5e chips (How to Scale Your Model, roofline "
+        "chapter)");
+  CHECK(chart.x_label == "workload.batch (sequences)");
+  CHECK(chart.y_label == "time per run, per device");
+  CHECK(count_in(svg, "class=\"point\"") == 6);
+  std::size_t changes = 0;
+  for (const auto& series : chart.series) {
+    REQUIRE(series.roofs.size() == series.x.size());
+    for (std::size_t i = 1; i < series.roofs.size(); ++i) {
+      changes += series.roofs[i] != series.roofs[i - 1] ? 1 : 0;
+    }
+  }
+  CHECK(changes > 0);  // shard_batch leaves the memory roof for compute as the batch grows
+  CHECK(count_in(svg, "class=\"roof-change\"") == changes);
+}
+
+TEST_CASE("sweep chart points that do not fit are drawn apart; the legend fits its names",
+          "[sweep]") {
+  rsim::SeriesChart chart;
+  chart.x_label = "batch";
+  const std::string long_name = std::string(60, 'n');
+  chart.series = {{long_name, {1, 2, 4}, {1, 2, 4}, {2, 3, 5}, {true, true, false}, {}}};
+  const std::string svg = rsim::render_series_svg(chart);
+  CHECK(count_in(svg, "class=\"point\"") == 2);
+  CHECK(count_in(svg, "class=\"point unfit\"") == 1);
+  CHECK_THAT(svg, Catch::Contains("does not fit in memory"));
+  // Width: plot right edge 730 + 40 + 30 + the name's estimated width (60 × 0.6 × 12 = 432).
+  CHECK_THAT(svg, Catch::Contains("width=\"1232\""));
 }
 
 TEST_CASE("crossovers follow the values' text: reordered and repeated values change nothing",
@@ -338,9 +377,10 @@ TEST_CASE("a sweep chart with no point in every series says so instead of crashi
   REQUIRE_FALSE(result.points[0].valid());
   REQUIRE_FALSE(result.points[1].valid());
   const std::string svg = rsim::render_series_svg(rsim::sweep_chart(result));
-  CHECK_THAT(svg, Catch::Contains("no value of workload.batch has a point in every series"));
+  CHECK_THAT(svg, Catch::Contains("no value of workload.batch (sequences) has a point in every "
+                                  "series"));
   CHECK_THAT(svg, !Catch::Contains("nan"));
   std::ostringstream html;
   rsim::write_sweep_html(html, result);
-  CHECK_THAT(html.str(), Catch::Contains("no value of workload.batch has a point"));
+  CHECK_THAT(html.str(), Catch::Contains("no value of workload.batch (sequences) has a point"));
 }

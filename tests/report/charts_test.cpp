@@ -254,8 +254,8 @@ TEST_CASE("one bar that dwarfs the rest is drawn broken, the rest keep their sca
 TEST_CASE("series: crossovers where the lower bounds cross", "[series]") {
   rsim::SeriesChart chart;
   chart.x_label = "batch";
-  chart.series = {{"p", {1, 2, 3}, {1, 2, 3}, {2, 3, 4}},
-                  {"q", {1, 2, 3}, {2.5, 2.5, 2.5}, {3, 3, 3}}};
+  chart.series = {{"p", {1, 2, 3}, {1, 2, 3}, {2, 3, 4}, {}, {}},
+                  {"q", {1, 2, 3}, {2.5, 2.5, 2.5}, {3, 3, 3}, {}, {}}};
   // p − q: −0.5 at x = 2, +0.5 at x = 3 → they cross halfway: x = 2.5, time 2.5.
   auto crossovers = rsim::find_crossovers(chart);
   REQUIRE(crossovers.size() == 1);
@@ -264,8 +264,8 @@ TEST_CASE("series: crossovers where the lower bounds cross", "[series]") {
   // On log axes the interpolation is in log space: y = x meets y = 20 at x = 20 exactly.
   chart.log_x = true;
   chart.log_y = true;
-  chart.series = {{"p", {1, 10, 100}, {1, 10, 100}, {2, 20, 200}},
-                  {"q", {1, 10, 100}, {20, 20, 20}, {30, 30, 30}}};
+  chart.series = {{"p", {1, 10, 100}, {1, 10, 100}, {2, 20, 200}, {}, {}},
+                  {"q", {1, 10, 100}, {20, 20, 20}, {30, 30, 30}, {}, {}}};
   crossovers = rsim::find_crossovers(chart);
   REQUIRE(crossovers.size() == 1);
   CHECK(crossovers[0].x == Approx(20.0));

@@ -97,7 +97,15 @@ std::string tick_label(double value, bool time) {
 
 std::string render_series_svg(const SeriesChart& chart) {
   const Box plot{90.0, 80.0, 640.0, 420.0};
-  SvgDocument svg(plot.right() + 240.0, plot.bottom() + 70.0);
+  // The legend is as wide as its longest entry: names never clip.
+  double legend_width = text_width("upper bound (dashed)", 11.0);
+  for (const Series& series : chart.series) {
+    legend_width = std::max(legend_width, 30.0 + text_width(series.name, 12.0));
+  }
+  const bool unfit = std::any_of(chart.series.begin(), chart.series.end(), [](const Series& s) {
+    return std::find(s.fits.begin(), s.fits.end(), false) != s.fits.end();
+  });
+  SvgDocument svg(plot.right() + 40.0 + legend_width, plot.bottom() + 70.0);
   double x_low = 1e300;
   double x_high = 0.0;
   double y_low = 1e300;
@@ -144,11 +152,13 @@ std::string render_series_svg(const SeriesChart& chart) {
              R"(font-size="14" text-anchor="middle" fill="#555")");
   }
   const double middle = plot.y + plot.height / 2.0;
-  svg.text(24.0, middle, "time",
+  svg.text(24.0, middle, chart.y_label,
            fmt::format(R"svg(font-size="13" text-anchor="middle" fill="#222" )svg"
                        R"svg(transform="rotate(-90 {:.2f} {:.2f})")svg",
                        24.0, middle));
   double legend_y = plot.y + 10.0;
+  // Many overlapping bands turn muddy: the more series, the lighter each band.
+  const double band_opacity = chart.series.size() > 3 ? 0.07 : 0.15;
   for (std::size_t index = 0; index < chart.series.size(); ++index) {
     const Series& series = chart.series[index];
     const char* colour = kColours.at(index % kColours.size());
@@ -163,11 +173,34 @@ std::string render_series_svg(const SeriesChart& chart) {
     band = upper;
     band.insert(band.end(), lower.rbegin(), lower.rend());
     if (!band.empty()) {
-      svg.polygon(band, fmt::format(R"(fill="{}" fill-opacity="0.15" stroke="none")", colour));
+      svg.polygon(
+          band, fmt::format(R"(fill="{}" fill-opacity="{}" stroke="none")", colour, band_opacity));
       svg.polyline(lower, fmt::format(R"(fill="none" stroke="{}" stroke-width="2.2")", colour));
       svg.polyline(
           upper, fmt::format(R"(fill="none" stroke="{}" stroke-width="1.2" stroke-dasharray="5 3")",
                              colour));
+    }
+    // A marker at every grid point: filled where the point fits in memory, hollow and grey
+    // where it does not (a plan that cannot run is not a point on the curve).
+    for (std::size_t i = 0; i < lower.size(); ++i) {
+      const bool fits = i >= series.fits.size() || series.fits[i];
+      svg.circle(lower[i].first, lower[i].second, 3.0,
+                 fits ? fmt::format(R"(fill="{}" stroke="none" class="point")", colour)
+                      : std::string(R"(fill="#fff" stroke="#888" stroke-width="1.5" )"
+                                    R"(class="point unfit")"));
+    }
+    // Where the roof that holds the lower bound changes, a tick and the new roof's name.
+    for (std::size_t i = 1; i < series.roofs.size() && i < lower.size(); ++i) {
+      if (series.roofs[i] != series.roofs[i - 1]) {
+        const double x = (lower[i - 1].first + lower[i].first) / 2.0;
+        const double y = (lower[i - 1].second + lower[i].second) / 2.0;
+        svg.line(x, y - 7.0, x, y + 7.0,
+                 fmt::format(R"(stroke="{}" stroke-width="2" class="roof-change")", colour));
+        svg.text(x + 4.0, y + 18.0, "→ " + series.roofs[i],
+                 fmt::format(R"(font-size="10.5" fill="{}" stroke="#fff" stroke-width="3" )"
+                             R"(paint-order="stroke")",
+                             colour));
+      }
     }
     svg.line(plot.right() + 16.0, legend_y, plot.right() + 40.0, legend_y,
              fmt::format(R"(stroke="{}" stroke-width="2.2")", colour));
@@ -178,6 +211,12 @@ std::string render_series_svg(const SeriesChart& chart) {
            R"(font-size="11" fill="#555")");
   svg.text(plot.right() + 16.0, legend_y + 22.0, "upper bound (dashed)",
            R"(font-size="11" fill="#555")");
+  if (unfit) {
+    svg.circle(plot.right() + 22.0, legend_y + 38.0, 3.0,
+               R"(fill="#fff" stroke="#888" stroke-width="1.5")");
+    svg.text(plot.right() + 32.0, legend_y + 42.0, "does not fit in memory",
+             R"(font-size="11" fill="#555")");
+  }
   for (const Crossover& crossover : chart.marked.empty() ? find_crossovers(chart) : chart.marked) {
     const double x = map(x_axis, crossover.x);
     const double y = map(y_axis, crossover.time_s);

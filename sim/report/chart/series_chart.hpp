@@ -12,6 +12,11 @@ struct Series {
   std::vector<double> x;        ///< the swept parameter, ascending
   std::vector<double> lower_s;  ///< lower bound (full overlap) at each x
   std::vector<double> upper_s;  ///< upper bound (no overlap) at each x
+  /// Per x (empty: every point fits): whether the point fits in memory; one that does not is
+  /// drawn apart (a hollow grey marker).
+  std::vector<bool> fits;
+  /// Per x (empty: none): the roof that holds the point; where it changes the chart marks it.
+  std::vector<std::string> roofs;
 };
 
 /// Where the lower bounds of two series cross: between two samples whose difference changes
@@ -28,7 +33,8 @@ struct Crossover {
 struct SeriesChart {
   std::string title;
   std::string subtitle;
-  std::string x_label;  ///< e.g. "batch (sequences)"
+  std::string x_label;           ///< e.g. "batch (sequences)"
+  std::string y_label = "time";  ///< what the time is, e.g. "time per step, per device"
   bool log_x = false;
   bool log_y = false;
   std::vector<Series> series;
@@ -40,8 +46,9 @@ struct SeriesChart {
 /// Every crossover of every pair of series (the series must share their x values).
 std::vector<Crossover> find_crossovers(const SeriesChart& chart);
 
-/// The chart as a standalone SVG document: bands, lower (solid) and upper (dashed) lines,
-/// crossovers marked and labelled with their x.
+/// The chart as a standalone SVG document: bands, lower (solid) and upper (dashed) lines, a
+/// marker at every grid point (hollow and grey where it does not fit in memory), roof changes
+/// and crossovers marked and labelled with their x; the legend as wide as its longest name.
 std::string render_series_svg(const SeriesChart& chart);
 
 }  // namespace rsim
