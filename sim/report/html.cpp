@@ -5,6 +5,7 @@
 #include "sim/report/chart/roofline_chart.hpp"
 #include "sim/report/chart/series_chart.hpp"
 #include "sim/report/chart/svg.hpp"
+#include "sim/report/html_text.hpp"
 #include "sim/report/sweep_report.hpp"
 #include "sim/report/text.hpp"
 
@@ -32,7 +33,8 @@ th[aria-sort="ascending"]::after { content: " \25B2"; }
 th[aria-sort="descending"]::after { content: " \25BC"; }
 .bound-compute { color: #d62728; } .bound-memory { color: #1f77b4; }
 .bound-network { color: #2ca02c; } .bound-fused { color: #7f7f7f; }
-figure { margin: 8px 0; } svg { max-width: 100%; height: auto; }
+figure { margin: 8px 0; } figure svg { width: 100%; max-width: 1800px; height: auto; }
+table.text-table tr.rule td { border-top: 2px solid #999; }
 pre { font-size: 12px; background: #f8f8f8; padding: 10px; overflow-x: auto; }
 )css";
 
@@ -356,10 +358,8 @@ void write_run_html(std::ostream& out, const RunResult& run,
     write_measured(out, kernels);
   }
   write_roofs(out, run.roofs);
-  std::ostringstream text;
-  write_run_text(text, run, TextOptions{0});
-  out << "<section id=\"text\"><h2>Text report</h2><details><summary>rsim run</summary><pre>"
-      << esc(text.str()) << "</pre></details></section>\n";
+  write_text_section(out, "rsim run",
+                     [&](std::ostream& stream) { write_run_text(stream, run, TextOptions{0}); });
   close_document(out);
 }
 
@@ -400,10 +400,7 @@ void write_runs_html(std::ostream& out, const std::vector<RunResult>& runs,
   out << "</section>\n<section id=\"chart\"><h2>Roofline of the baseline</h2><figure>\n"
       << render_roofline_svg(roofline_of_run(baseline)) << "</figure></section>\n";
   write_roofs(out, baseline.roofs);
-  std::ostringstream text;
-  write_whatif_text(text, runs);
-  out << "<section id=\"text\"><h2>Text report</h2><details><summary>rsim</summary><pre>"
-      << esc(text.str()) << "</pre></details></section>\n";
+  write_text_section(out, "rsim", [&](std::ostream& stream) { write_whatif_text(stream, runs); });
   close_document(out);
 }
 
@@ -447,10 +444,8 @@ void write_sweep_html(std::ostream& out, const SweepResult& result) {
   out << "<section id=\"points\"><h2>Grid</h2>\n";
   write_table(out, "points-table", headers, rows);
   out << "</section>\n";
-  std::ostringstream text;
-  write_sweep_text(text, result);
-  out << "<section id=\"text\"><h2>Text report</h2><details><summary>rsim sweep</summary><pre>"
-      << esc(text.str()) << "</pre></details></section>\n";
+  write_text_section(out, "rsim sweep",
+                     [&](std::ostream& stream) { write_sweep_text(stream, result); });
   close_document(out);
 }
 

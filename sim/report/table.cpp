@@ -2,6 +2,7 @@
 #include "sim/report/table.hpp"
 
 #include "sim/base/error.hpp"
+#include "sim/report/text_sink.hpp"
 #include "sim/report/text_width.hpp"
 
 #include <fmt/format.h>
@@ -49,6 +50,10 @@ std::string cut_to_width(const std::string& text, std::size_t width) {
 }  // namespace
 
 void TextTable::print(std::ostream& out, const std::string& indent) const {
+  if (TextSink* sink = text_sink(out)) {
+    sink->table(*this);
+    return;
+  }
   std::vector<std::size_t> widths;
   for (const Column& column : columns_) {
     widths.push_back(display_width(column.header));

@@ -25,7 +25,11 @@ class TextTable {
   explicit TextTable(std::vector<Column> columns);
   void add_row(std::vector<std::string> cells);
   void add_rule();  ///< a horizontal rule before the next row
+  /// Prints the table fitted to the stream's width, or hands it to the stream's TextSink.
   void print(std::ostream& out, const std::string& indent = "") const;
+  [[nodiscard]] const std::vector<Column>& columns() const { return columns_; }
+  /// The rows in order; an empty one is a rule.
+  [[nodiscard]] const std::vector<std::vector<std::string>>& rows() const { return rows_; }
 
  private:
   std::vector<Column> columns_;

@@ -215,8 +215,11 @@ void write_memory(std::ostream& out, const RunResult& result) {
       footprint.fits() ? footprint.free() : Bytes(0.0) - footprint.free());
   table.print(out, "  ");
   if (footprint.fits()) {
-    out << fmt::format("  fits: {} of {} used\n\n", bytes(footprint.total()),
-                       bytes(footprint.capacity));
+    write_wrapped(
+        out,
+        fmt::format("fits: {} of {} used", bytes(footprint.total()), bytes(footprint.capacity)),
+        "  ", "    ");
+    out << '\n';
   } else {
     write_wrapped(out,
                   fmt::format("DOES NOT FIT: needs {} per device, {} available (short by {}); the "

@@ -25,7 +25,7 @@ void write_training(std::ostream& out, const RunResult& result) {
   if (scenario.workload.phase != Phase::train) {
     return;
   }
-  out << "Training step by pass (per device, all microbatches)\n";
+  write_wrapped(out, "Training step by pass (per device, all microbatches)");
   TextTable table({{"pass", Align::left},
                    {"FLOPs"},
                    {"ΣT_math"},

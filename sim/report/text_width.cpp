@@ -2,6 +2,7 @@
 #include "sim/report/text_width.hpp"
 
 #include "sim/report/table.hpp"
+#include "sim/report/text_sink.hpp"
 
 #include <cctype>
 #include <sstream>
@@ -74,6 +75,13 @@ std::string wrap_text(const std::string& text, std::size_t width, const std::str
 
 void write_wrapped(std::ostream& out, const std::string& text, const std::string& first,
                    const std::string& rest) {
+  if (TextSink* sink = text_sink(out)) {
+    const auto begin = first.find_first_not_of(' ');
+    const auto end = first.find_last_not_of(' ');
+    sink->paragraph(
+        begin == std::string::npos ? std::string() : first.substr(begin, end - begin + 1), text);
+    return;
+  }
   out << wrap_text(text, text_width(out), first, rest);
 }
 

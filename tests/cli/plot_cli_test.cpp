@@ -67,6 +67,35 @@ TEST_CASE("the HTML of a decode request shows TTFT and memory as tables", "[cli]
   CHECK(html.find(fmt::format("data-v=\"{:.17g}\"", prefill), ttft) != std::string::npos);
 }
 
+TEST_CASE("the HTML has every table of the text report outside the collapsed text", "[cli][html]") {
+  // Issue 25: training's pass table and MFU, the memory tiers, the tiles and the measured
+  // references were only in the collapsed text. The text report's own writers render them as
+  // HTML tables and paragraphs before the <details>, with every column (no terminal to fit).
+  const auto dir = scratch("tables");
+  const auto run_html = dir / "pi05.html";
+  REQUIRE(rsim_cli({"run", source("scenarios/pi05_thor.yaml"), "--html", run_html.string()}).code ==
+          0);
+  const std::string html = read(run_html);
+  const auto details = html.find("<details>");
+  REQUIRE(details != std::string::npos);
+  for (const char* expected : {"<th>smem bytes, time</th>", "<th>tile in smem</th>",
+                               "<th>measured</th>", "<b>result</b>", "<th>crit. tokens</th>"}) {
+    INFO(expected);
+    const auto at = html.find(expected);
+    CHECK(at < details);
+  }
+  CHECK(html.find("hidden to fit") == std::string::npos);
+  const auto train_html = dir / "train.html";
+  REQUIRE(rsim_cli(
+              {"run", source("scenarios/llama3_8b_train_h100.yaml"), "--html", train_html.string()})
+              .code == 0);
+  const std::string train = read(train_html);
+  for (const char* expected : {"Training step by pass", "<th>pass</th>", "MFU"}) {
+    INFO(expected);
+    CHECK(train.find(expected) < train.find("<details>"));
+  }
+}
+
 TEST_CASE("plot to stdout (--plot -) draws a text chart instead of the report", "[cli][roofline]") {
   const Outcome run = rsim_cli({"run", source("scenarios/pi05_thor.yaml"), "--plot", "-"});
   REQUIRE(run.code == 0);
