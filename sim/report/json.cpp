@@ -334,6 +334,14 @@ Json op_record(const Op& op, const OpCost& cost, double expected,
       {"network", op.kind == OpKind::collective ? Json(op.network) : Json(nullptr)},
       {"collective_bytes",
        op.kind == OpKind::collective ? Json(op.collective.bytes.si() * count) : Json(nullptr)}};
+  // What the bound, the report's vocabulary, calls the op: a fused elementwise op moves no bytes.
+  record["fused"] = op.kind == OpKind::elementwise && op.fused;
+  // The figures above are × count (they add up to the totals); one instance's beside them.
+  record["per_instance"] = Json{{"flops", cost.flops.si()},
+                                {"bytes", cost.bytes.si()},
+                                {"t_lower_s", cost.t_lower.si()},
+                                {"t_expected_s", expected},
+                                {"t_upper_s", cost.t_upper.si()}};
   add_tier_records(record, cost, count);
   return record;
 }

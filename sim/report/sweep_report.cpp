@@ -5,6 +5,7 @@
 #include "sim/report/csv.hpp"
 #include "sim/report/format.hpp"
 #include "sim/report/table.hpp"
+#include "sim/report/text_width.hpp"
 
 #include <fmt/format.h>
 
@@ -180,15 +181,26 @@ void write_sweep_text(std::ostream& out, const SweepResult& result) {
   for (const SweepAxis& axis : result.axes) {
     axes.push_back(fmt::format("{} ({} values)", axis.key, axis.values.size()));
   }
-  out << fmt::format("Sweep of {} over {}: {} points on {} threads{}\n\n", result.scenario,
-                     fmt::join(axes, " × "), result.points.size(), result.threads,
-                     result.cancelled ? " (cancelled: the points finished so far)" : "");
+  write_wrapped(out,
+                fmt::format("Sweep of {} over {}: {} points on {} threads{}", result.scenario,
+                            fmt::join(axes, " × "), result.points.size(), result.threads,
+                            result.cancelled ? " (cancelled: the points finished so far)" : ""));
+  out << '\n';
+  // No network column where no point has network time (one device).
+  const bool network = std::any_of(
+      result.points.begin(), result.points.end(),
+      [](const SweepPoint& point) { return point.valid() && point.total.t_net.si() > 0.0; });
   std::vector<TextTable::Column> columns;
   for (const SweepAxis& axis : result.axes) {
     columns.push_back({axis.key, axis.numeric ? Align::right : Align::left});
   }
-  for (const char* name : {"lower", "upper", "ΣT_math", "ΣT_mem", "ΣT_net"}) {
-    columns.push_back({name});
+  columns.push_back({"lower"});
+  columns.push_back({"expected"});
+  columns.push_back({"upper", Align::right, 1});
+  columns.push_back({"ΣT_math", Align::right, 3});
+  columns.push_back({"ΣT_mem", Align::right, 2});
+  if (network) {
+    columns.push_back({"ΣT_net", Align::right, 4});
   }
   columns.push_back({"bound", Align::left});
   columns.push_back({"memory/device"});
@@ -203,14 +215,19 @@ void write_sweep_text(std::ostream& out, const SweepResult& result) {
     std::vector<std::string> cells = result.values(index);
     if (point.error != 0) {
       errors.push_back(fmt::format("{}: {}", fmt::join(cells, ", "), result.label(point.error)));
-      cells.insert(cells.end(), {"-", "-", "-", "-", "-", "invalid", "-", "-"});
+      cells.insert(cells.end(), columns.size() - cells.size() - 3, "-");
+      cells.insert(cells.end(), {"invalid", "-", "-"});
     } else {
       const SweepFigures& total = point.total;
-      cells.insert(
-          cells.end(),
-          {seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_math),
-           seconds(total.t_mem), seconds(total.t_net), result.label(total.roof),
-           format_quantity(point.memory.si(), Dimension::bytes), point.fits() ? "yes" : "NO"});
+      cells.insert(cells.end(),
+                   {seconds(total.t_lower), seconds(total.t_expected), seconds(total.t_upper),
+                    seconds(total.t_math), seconds(total.t_mem)});
+      if (network) {
+        cells.push_back(seconds(total.t_net));
+      }
+      cells.insert(cells.end(),
+                   {result.label(total.roof), format_quantity(point.memory.si(), Dimension::bytes),
+                    point.fits() ? "yes" : "NO"});
     }
     table.add_row(cells);
   }

@@ -16,6 +16,7 @@ TEST_CASE("run JSON: totals equal the sum of its ops", "[report]") {
   double t_lower = 0.0;
   double t_upper = 0.0;
   double t_mem = 0.0;
+  int fused = 0;
   for (const auto& op : json["ops"]) {
     for (const char* key : {"name", "stage", "flops", "bytes", "t_math_s", "t_mem_s", "bound"}) {
       CHECK(op.contains(key));
@@ -24,7 +25,17 @@ TEST_CASE("run JSON: totals equal the sum of its ops", "[report]") {
     t_lower += op["t_lower_s"].get<double>();
     t_upper += op["t_upper_s"].get<double>();
     t_mem += op["t_mem_s"].get<double>();
+    // Issue 25: one instance's figures beside the × count ones; a fused op moves no bytes.
+    const double count = op["count"].get<double>();
+    CHECK(op["per_instance"]["t_lower_s"].get<double>() * count ==
+          Approx(op["t_lower_s"].get<double>()));
+    CHECK(op["per_instance"]["flops"].get<double>() * count == Approx(op["flops"].get<double>()));
+    if (op["fused"].get<bool>()) {
+      CHECK(op["bytes"].get<double>() == 0.0);
+      ++fused;
+    }
   }
+  CHECK(fused > 0);  // pi05_thor fuses activation, residual and rope into its matmuls
   const auto& totals = json["totals"];
   CHECK(totals["flops"].get<double>() == Approx(flops));
   CHECK(totals["t_lower_s"].get<double>() == Approx(t_lower));
