@@ -184,6 +184,30 @@ TEST_CASE("the text chart puts a point in the cell its log position gives", "[ro
   CHECK(text.find("A A — 100 FLOP/B") != std::string::npos);
 }
 
+TEST_CASE("roofline labels keep off the roofs and the ridge markers", "[roofline]") {
+  // Issue 25: a label covered the roof and its ridge marker. A point just under the fp8 roof,
+  // right of its ridge (2000 FLOP/B), wants its label beside it, where the roof runs.
+  auto chart = synthetic_chart();
+  chart.points = {{"just under the roof, with a long label", 3000.0, 4.5e14, 0.5,
+                   rsim::Bound::compute, false, 0.0}};
+  const rsim::RooflineLayout layout = rsim::layout_roofline(chart);
+  REQUIRE(layout.labels.size() == 1);
+  const auto& label = layout.labels[0];
+  if (label.placed) {
+    // fp8: 5e14 FLOP/s from its ridge at 2000 FLOP/B to the plot's right edge, ±3 px.
+    const double left = layout.x.to_pixel(2000.0);
+    const rsim::Box roof{left, layout.y.to_pixel(5e14) - 3.0, layout.plot.right() - left, 6.0};
+    CHECK_FALSE(label.box.intersects(roof));
+    const rsim::Box ridge{left - 6.0, layout.y.to_pixel(5e14) - 6.0, 12.0, 12.0};
+    CHECK_FALSE(label.box.intersects(ridge));
+  } else {
+    // Left out: the SVG says so.
+    CHECK_THAT(rsim::render_roofline_svg(chart), Catch::Contains("Not labelled"));
+  }
+  // The legend lists only what is drawn: no network slope here.
+  CHECK_THAT(rsim::render_roofline_svg(chart), !Catch::Contains("network bandwidth"));
+}
+
 TEST_CASE("the text chart says when a labelled point shares another's cell", "[roofline]") {
   // Issue 25: the top op's label lay hidden under another. A third point 1 % from A lands in A's
   // cell (a 64-column, 5-decade axis: a cell spans 10^(5/63) ≈ 1.2×) and the key says so.

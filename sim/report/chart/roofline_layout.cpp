@@ -183,6 +183,22 @@ RooflineLayout layout_roofline(const RooflineChart& chart, std::size_t max_label
     layout.fixed_labels.push_back(label.box);
   }
   std::vector<Box> obstacles = layout.fixed_labels;
+  // Labels keep off the roofs and the ridge markers: a roof's line, from its leftmost ridge to
+  // the plot's right edge, as a band 6 px high; a ridge as its marker's box.
+  for (const RoofLine& roof : chart.roofs) {
+    double left = plot.right();
+    for (const DrawnRidge& ridge : roofline_parts::drawn_ridges(chart)) {
+      if (ridge.peak == roof.peak.si()) {
+        left = std::min(left, layout.x.to_pixel(ridge.intensity));
+      }
+    }
+    left = std::max(left, plot.x);
+    obstacles.push_back({left, layout.y.to_pixel(roof.peak.si()) - 3.0, plot.right() - left, 6.0});
+  }
+  for (const DrawnRidge& ridge : roofline_parts::drawn_ridges(chart)) {
+    obstacles.push_back({layout.x.to_pixel(ridge.intensity) - 6.0,
+                         layout.y.to_pixel(ridge.peak) - 6.0, 12.0, 12.0});
+  }
   std::vector<LabelRequest> requests;
   for (std::size_t index : layout.labelled) {
     const ChartPoint& point = chart.points[index];

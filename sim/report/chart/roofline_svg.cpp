@@ -243,17 +243,36 @@ void draw_legend(SvgDocument& svg, const RooflineChart& chart, const RooflineLay
   heading("roofs");
   svg.line(x, y, x + 20.0, y, R"(stroke="#111" stroke-width="3")");
   entry("compute roof in play");
-  svg.line(x, y, x + 20.0, y, R"(stroke="#9a9a9a" stroke-width="1.3")");
-  entry("other compute paths");
+  // Only what the chart draws.
+  if (std::any_of(chart.roofs.begin(), chart.roofs.end(),
+                  [](const RoofLine& roof) { return !roof.in_play; })) {
+    svg.line(x, y, x + 20.0, y, R"(stroke="#9a9a9a" stroke-width="1.3")");
+    entry("other compute paths");
+  }
   svg.line(x, y + 4.0, x + 20.0, y - 4.0, R"(stroke="#1f77b4" stroke-width="2.4")");
   entry("memory bandwidth");
-  svg.line(x, y + 4.0, x + 20.0, y - 4.0,
-           R"(stroke="#2ca02c" stroke-width="2.4" stroke-dasharray="7 4")");
-  entry("network bandwidth");
+  if (std::any_of(chart.slopes.begin(), chart.slopes.end(),
+                  [](const RoofSlope& slope) { return slope.network; })) {
+    svg.line(x, y + 4.0, x + 20.0, y - 4.0,
+             R"(stroke="#2ca02c" stroke-width="2.4" stroke-dasharray="7 4")");
+    entry("network bandwidth");
+  }
   svg.circle(x + 10.0, y, 4.0, R"(fill="#fff" stroke="#111" stroke-width="2")");
   entry("ridge (FLOP/B)");
   y += 8.0;
-  for (const std::string& note : chart.notes) {
+  // A point whose label found no room says so: no label is hidden without a note.
+  std::vector<std::string> notes = chart.notes;
+  std::vector<std::string> unplaced;
+  for (std::size_t label = 0; label < layout.labelled.size(); ++label) {
+    if (!layout.labels[label].placed) {
+      unplaced.push_back(chart.points[layout.labelled[label]].label);
+    }
+  }
+  if (!unplaced.empty()) {
+    notes.push_back(
+        fmt::format("Not labelled (no room beside the point): {}.", fmt::join(unplaced, "; ")));
+  }
+  for (const std::string& note : notes) {
     // Wrap at ~44 characters a line.
     std::string line;
     for (std::size_t start = 0; start < note.size();) {
