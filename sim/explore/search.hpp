@@ -168,7 +168,7 @@ struct TrainingCandidate {
   double bubble_fraction = 0.0;  ///< (p − 1)/(v·m + p − 1)
   Footprint footprint;           ///< main memory (HBM), what stays after offloading
   Bytes host_bytes;              ///< host memory the offloaded state takes, per device
-  double mfu = 0.0;              ///< model FLOPs / (N × peak × step_lower)
+  double mfu = 0.0;              ///< model FLOPs / (N × peak × step_expected)
 };
 
 /// The arguments that, given to `rsim run SCENARIO` (after the search's own scenario options),

@@ -412,7 +412,7 @@ class TrainingSearcher {
             candidate.footprint = times.footprint;
             candidate.host_bytes = Bytes(times.host_bytes);
             candidate.mfu = context_.model_flops / (static_cast<double>(context_.devices) *
-                                                    context_.peak * times.step_lower);
+                                                    context_.peak * times.step_expected);
             board.add(std::move(candidate));
           }
         }

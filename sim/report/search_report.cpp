@@ -390,7 +390,7 @@ void write_training_search_text(std::ostream& out, const TrainingSearchResult& r
           "in "
           "host memory, two layers' worth resident in HBM, streamed over the host link; MFU: "
           "{} model FLOPs per step (forward + backward, no "
-          "recomputation) / (devices × peak × step).{}",
+          "recomputation) / (devices × peak × expected step).{}",
           format_count(result.model_flops),
           vocab_note
               ? " *: the vocabulary does not divide over t: padded to a multiple of 128·t, as "

@@ -48,16 +48,18 @@ void write_training(std::ostream& out, const RunResult& result) {
   const double tokens = static_cast<double>(workload.batch) * static_cast<double>(workload.seq_len);
   const double devices = static_cast<double>(scenario.plan.devices());
   const double peak = result.roofs.find_path(scenario.precision.compute)->peak.si();
-  // MFU: the forward and backward FLOPs (not recomputation's) over the peak for the step time.
+  // MFU: the forward and backward FLOPs (not recomputation's) over the peak for the step time;
+  // the expected step's first, as a run reports it.
   write_wrapped(
       out,
       fmt::format(
-          "step {} … {} (critical path {}); {} … {} tokens/s in all, {} … {} per device; MFU {} … "
-          "{}",
-          seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_critical),
+          "step {} … {}, expected {} (critical path {}); {} tokens/s expected in all, {} per "
+          "device ({} … {} between the bounds); MFU {} expected ({} … {} between the bounds)",
+          seconds(total.t_lower), seconds(total.t_upper), seconds(total.t_expected),
+          seconds(total.t_critical), format_count(tokens / total.t_expected.si()),
+          format_count(tokens / devices / total.t_expected.si()),
           format_count(tokens / total.t_upper.si()), format_count(tokens / total.t_lower.si()),
-          format_count(tokens / devices / total.t_upper.si()),
-          format_count(tokens / devices / total.t_lower.si()),
+          percent(model_flops.si() / (peak * total.t_expected.si())),
           percent(model_flops.si() / (peak * total.t_upper.si())),
           percent(model_flops.si() / (peak * total.t_lower.si()))),
       "  ", "    ");
