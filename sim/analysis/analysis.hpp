@@ -46,7 +46,8 @@ struct RunResult {
   std::vector<std::string> notes;  ///< what the plan had to do (KV heads replicated, ...)
   /// Under a plan that splits the model width D: the width above which the matmuls whose
   /// partial sums are all-reduced escape the network roof (T_math ∝ D, the all-reduce is not):
-  /// max over those matmuls of D · T_net / T_math (seed 004: D/2 > C/W on 2 chips).
+  /// max over those matmuls of D · T_net / T_math (How to Scale Your Model, roofline chapter:
+  /// D/2 > C/W on 2 chips).
   std::optional<double> critical_d;
   std::optional<DecodeCritical> decode_critical;   ///< decode: the critical decode batch
   std::optional<DecodeRequest> request;            ///< decode with decode_steps: the request

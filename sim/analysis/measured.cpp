@@ -32,7 +32,8 @@ struct MetricSpec {
   double flops_per_instruction;  // Role::flops: an FMA is 2 FLOPs, an add or a mul 1
 };
 
-// The metrics of seed 000 §5.1 and the SASS FLOP counters of the NERSC roofline method
+// Nsight Compute's DRAM and throughput metrics (Kernel Profiling Guide, docs.nvidia.com/
+// nsight-compute) and the SASS FLOP counters of the NERSC roofline method
 // (Yang et al., "Hierarchical Roofline Analysis", 2020: FLOPs = add + mul + 2 × fma per
 // precision). ncu's thread-level counters count one operation per thread per instruction.
 constexpr std::array<MetricSpec, 13> kMetrics{{

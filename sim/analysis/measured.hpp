@@ -44,8 +44,9 @@ struct KernelMatch {
   std::string op;  ///< "prefix/layer/gate_up_proj", or a name that is unique in the run
 };
 
-/// One measured kernel placed on the roofs (seed 000 §5.2: AI = FLOPs / DRAM bytes, achieved =
-/// FLOPs / duration; §7: the fraction of the DRAM slope and of the compute roof).
+/// One measured kernel placed on the roofs as in Yang et al., "Hierarchical Roofline Analysis"
+/// (2020): AI = FLOPs / DRAM bytes, achieved = FLOPs / duration; with the fraction of the DRAM
+/// slope and of the compute roof it reaches.
 struct KernelOnRoofs {
   MeasuredKernel kernel;
   Flops flops;

@@ -70,9 +70,9 @@ struct OpCost {
 Flops op_flops(const Op& op);
 
 /// Main-memory bytes of one instance: every input read once, every output written once, each in
-/// its own dtype (seed 004: 2BD + DF + 2BF for int8 weights, bf16 activations). Elementwise ops
-/// fused into a matmul move nothing. (Unfused attention is three ops of the graph, so its score
-/// matrix is an ordinary output and input.)
+/// its own dtype (How to Scale Your Model, roofline chapter, Q3: 2BD + DF + 2BF for int8 weights,
+/// bf16 activations). Elementwise ops fused into a matmul move nothing. (Unfused attention is
+/// three ops of the graph, so its score matrix is an ordinary output and input.)
 Bytes op_bytes(const Op& op);
 
 /// The bytes each memory tier serves to the next inner one: for matmuls and fused attention the

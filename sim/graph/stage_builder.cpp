@@ -67,7 +67,8 @@ std::vector<OpGraph::Vertex> StageBuilder::previous() const {
 }
 
 // A matmul of `group`; with per-batch weights for the group, W (and its bias) gain a batch
-// axis: every sequence has its own weights (seed 004: int8[B,D] · int8[B,D,F]).
+// axis: every sequence has its own weights (How to Scale Your Model, roofline chapter, Q4:
+// int8[B,D] · int8[B,D,F]).
 Op StageBuilder::matmul(std::string name, std::string_view group, Tensor input,
                         Tensor weight_tensor, std::vector<Axis> out_axes,
                         std::int64_t bias_features) const {

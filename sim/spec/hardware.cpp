@@ -432,7 +432,8 @@ Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode_name,
               spec.host_memory,
               spec.kernel_overhead,
               spec.attention_efficiency};
-  // peak(mode) = explicit figure, else peak(base) × f_mode / f_base (specs.md §1c).
+  // peak(mode) = explicit figure, else peak(base) × f_mode / f_base: an nvpmodel mode clamps the
+  // GPU clock (Jetson Linux Developer Guide, Platform Power and Performance, Jetson Thor).
   for (ComputePath& path : roofs.compute) {
     if (mode->clock) {
       path.peak = path.peak * (*mode->clock / *spec.clock);

@@ -42,7 +42,8 @@ constexpr SizeKey kPositions{"max_position_embeddings", "n_positions"};
 constexpr SizeKey kIntermediate{"intermediate_size", "n_inner"};
 
 // The activation key, in the order transformers reads them: Gemma's hidden_activation wins over
-// its legacy hidden_act (specs.md §6.14); GPT-2 style configs say activation_function.
+// its legacy hidden_act (google/gemma-2b's config.json on Hugging Face gives both); GPT-2 style
+// configs say activation_function.
 constexpr std::array<std::string_view, 3> kActivationKeys{"hidden_activation", "hidden_act",
                                                           "activation_function"};
 

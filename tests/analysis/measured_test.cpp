@@ -55,15 +55,15 @@ TEST_CASE("measured kernels on Thor's roofs: % of the DRAM slope and of the roof
   CHECK(gemm.flops.si() == Approx(129922760704.0));
   CHECK(gemm.flops_source == "op prefix/layer/gate_up_proj");
   CHECK(gemm.compute_path == "fp8");
-  // Seed 000 §7: 68.25 MB / 500 µs = 136.5 GB/s = 50 % of 273 GB/s;
-  // 1.2992e11 / 500 µs = 259.8 TFLOP/s = 50.26 % of 517 TFLOP/s ("260 TFLOP/s ≈ 50 %").
+  // Against data sheet DS-11945's roofs: 68.25 MB / 500 µs = 136.5 GB/s = 50 % of 273 GB/s;
+  // 1.2992e11 / 500 µs = 259.8 TFLOP/s = 50.26 % of 517 TFLOP/s (≈ 50 %).
   CHECK(gemm.achieved_bandwidth.si() == Approx(136.5e9));
   CHECK(gemm.dram_fraction == Approx(0.5));
   CHECK(gemm.achieved.si() == Approx(129922760704.0 / 500e-6));
   CHECK(gemm.compute_fraction == Approx(129922760704.0 / 500e-6 / 517e12));
   CHECK(gemm.compute_fraction == Approx(0.5026).margin(1e-4));
   CHECK(gemm.intensity == Approx(129922760704.0 / 68.25e6));  // 1903.6 FLOP/B: at the ridge
-  // rmsnorm: 4.9 MB / 20 µs = 245 GB/s = 89.74 % of 273 (seed 000 §7: "245 GB/s ≈ 90 %");
+  // rmsnorm: 4.9 MB / 20 µs = 245 GB/s = 89.74 % of 273 (≈ 90 %);
   // 6e6 FLOPs / 20 µs = 300 GFLOP/s on the vector path (fp32 CUDA cores, 8.064 TFLOP/s): 3.72 %.
   const rsim::KernelOnRoofs& norm = placed[1];
   CHECK(norm.flops_source == "sass");

@@ -88,8 +88,8 @@ TEST_CASE("an int8 KV cache halves the KV bytes", "[whatif]") {
   CHECK(with_kv("int8").footprint.kv_cache.si() == Approx(8'921'088.0));
 }
 
-TEST_CASE("seed 004 on Gemma 2B blocks: int8 W+A keeps, int8 weights halve, per-batch never",
-          "[whatif][seed004]") {
+TEST_CASE("scaling book on Gemma 2B blocks: int8 W+A keeps; int8 weights halve; per-batch never",
+          "[whatif][scaling_book]") {
   const auto runs = run_all("quantization_v5e");
   const auto& baseline = runs.front();
   // The MLP group of one block at T tokens (bf16): gate_up X[T,D]·W[D,2F] and down X[T,F]·W[F,D]:

@@ -497,8 +497,9 @@ TEST_CASE("rsim compare puts plans side by side", "[cli][plan]") {
   REQUIRE(json["variants"].size() == 2);
   CHECK(json["variants"][0]["plan"] == "shard_d");
   CHECK(json["variants"][0]["bound"] == "network");
-  // The seed's threshold from the whole graph: every embed-contracting matmul all-reduces partial
-  // sums that do not grow with D, so D* = 2 · 1.97e14 / 4.5e10 = 8755.6 (roofline.md).
+  // How to Scale Your Model's threshold from the whole graph: every embed-contracting matmul
+  // all-reduces partial sums that do not grow with D, so D* = 2 · 1.97e14 / 4.5e10 = 8755.6
+  // (roofline chapter, jax-ml.github.io/scaling-book/roofline).
   CHECK(json["variants"][0]["critical_d"].get<double>() == Approx(2 * 1.97e14 / 4.5e10));
   CHECK(json["variants"][1]["critical_d"].is_null());
   CHECK(json["variants"][1]["plan"] == "shard_batch");
@@ -579,7 +580,7 @@ TEST_CASE("rsim threshold brackets the cost model and agrees with the closed for
   // T = 3I·DF / (3DF − I(2D + 3F))), so the smallest whole batch is 276.
   CHECK(threshold_json({scenario("quantization_v5e"), "--scope", "decoder/mlp"})["value"] == 276);
   // Shard over D: the all-reduced partial sums grow with B as fast as the FLOPs, so no batch
-  // escapes the network roof (seed 004: it depends on D, not B).
+  // escapes the network roof (How to Scale Your Model, roofline chapter: it depends on D, not B).
   CHECK(
       threshold_json({scenario("shard_d_vs_batch"), "--roof", "network", "--max", "65536"})["value"]
           .is_null());

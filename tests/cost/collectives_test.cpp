@@ -127,8 +127,8 @@ TEST_CASE("collectives reject impossible shapes", "[collectives]") {
                   rsim::InputError);
 }
 
-TEST_CASE("seed 004: a D-sharded matmul on 2 v5e chips escapes the network roof above D = 8755",
-          "[collectives][seed004]") {
+TEST_CASE("scaling book: a D-sharded matmul on 2 v5e chips escapes the network roof above D = 8755",
+          "[collectives][scaling_book]") {
   const auto v5e = rsim::test::preset_roofs("tpu_v5e");
   rsim::MatmulPlan plan;
   plan.devices = 2;

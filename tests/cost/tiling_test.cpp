@@ -116,9 +116,9 @@ TEST_CASE("a tile that does not fit its tier is refused with the numbers", "[til
 }
 
 TEST_CASE("an operand that fits L2 is read from DRAM once; a small L2 re-reads it", "[tiling]") {
-  // Seed 000 §8: X[968, 2048]·W[2048, 16384] in FP8. Ideal bytes 1,982,464 + 33,554,432 +
-  // 15,859,712 = 51,396,608. X (1.98 MB) stays in Thor's 32 MiB L2 with a 968×N_t×2048 tile, so
-  // W streams through once: DRAM serves exactly the ideal bytes.
+  // π0.5's prefix GEMM on Thor: X[968, 2048]·W[2048, 16384] in FP8. Ideal bytes 1,982,464 +
+  // 33,554,432 + 15,859,712 = 51,396,608. X (1.98 MB) stays in Thor's 32 MiB L2 with a
+  // 968×N_t×2048 tile, so W streams through once: DRAM serves exactly the ideal bytes.
   auto thor = rsim::test::preset_roofs("thor_t5000");
   const auto op = matmul(968, 2048, 16384, DType::fp8, "fp8");
   const auto cost = rsim::cost_op(op, thor);
@@ -132,7 +132,7 @@ TEST_CASE("an operand that fits L2 is read from DRAM once; a small L2 re-reads i
   CHECK(small_l2.ideal_bytes.si() == Approx(51'396'608.0));
 }
 
-TEST_CASE("π0.5's seed GEMM on Thor with a CUTLASS-sized SMEM tile", "[tiling]") {
+TEST_CASE("π0.5's prefix GEMM on Thor with a CUTLASS-sized SMEM tile", "[tiling]") {
   // 128×256×64 FP8 tile: footprint 2·(128·64 + 64·256)·1 + 128·256·4 = 180,224 B ≤ 228 KiB
   // (233,472 B). L2 serves X ⌈16384/256⌉ = 64 times, W ⌈968/128⌉ = 8 times, the output once:
   // 1,982,464·64 + 33,554,432·8 + 15,859,712 = 411,172,864 B; at 20 × 128 B × 1.575 GHz =

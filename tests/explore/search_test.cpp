@@ -21,7 +21,7 @@ rsim::SearchResult search(const std::string& name, std::int64_t devices,
 
 }  // namespace
 
-TEST_CASE("plan search on 2 chips: batch splitting wins, as the seed says below the critical D",
+TEST_CASE("plan search on 2 chips: batch splitting wins below the critical D (scaling book)",
           "[search]") {
   // Gemma 2B (D = 2048), 1024 sequences of 1 token, 2 TPU v5e chips. Candidates: one device
   // (single, 2 replicas), model = 2 (megatron_tp, sequence_parallel, shard_d, shard_batch),
@@ -42,7 +42,7 @@ TEST_CASE("plan search on 2 chips: batch splitting wins, as the seed says below 
       rsim::test::run_scenario("shard_d_vs_batch", {{"plan", "single"}, {"workload.batch", "512"}});
   CHECK(result.ranked[0].total.t_lower.si() == Approx(half.bounds.total.t_lower.si()));
   // D = 2048 is far below the critical D of 8755.6: shard_d's all-reduce makes it slower than
-  // any batch split (seed 004).
+  // any batch split (How to Scale Your Model, roofline chapter).
   const auto shard_d =
       std::find_if(result.ranked.begin(), result.ranked.end(),
                    [](const auto& candidate) { return candidate.preset == "shard_d"; });

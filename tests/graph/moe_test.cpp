@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Mixture of experts (Mixtral 8x7B): parameter counts total and active, the MoE op graph
 // (router, dispatch, experts, combine), the experts a decode step reads, expert parallelism's
-// two all-to-alls per block, and the Hugging Face import. Mixtral's sizes: specs.md §5
-// [HF-Mixtral] and tests/data/hf/Mixtral-8x7B-v0.1/config.json.
+// two all-to-alls per block, and the Hugging Face import. Mixtral's sizes: the official
+// config.json (huggingface.co/mistralai/Mixtral-8x7B-Instruct-v0.1) and
+// tests/data/hf/Mixtral-8x7B-v0.1/config.json.
 #include "cli_fixture.hpp"
 #include "run_fixture.hpp"
 #include "sim/base/error.hpp"

@@ -162,7 +162,7 @@ TEST_CASE("the π0.5 chart: labels of the top points are placed and do not inter
   const std::string svg = rsim::render_roofline_svg(chart);
   CHECK(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1180\"", 0) == 0);
   CHECK(svg.find("dram 273 GB/s") != std::string::npos);
-  CHECK(svg.find(">1894<") != std::string::npos);  // 517e12 / 273e9 = 1893.77 (seed 000 §3)
+  CHECK(svg.find(">1894<") != std::string::npos);  // 517e12 / 273e9 = 1893.77 (data sheet DS-11945)
 }
 
 TEST_CASE("the text chart puts a point in the cell its log position gives", "[roofline]") {
@@ -323,8 +323,9 @@ TEST_CASE("the HTML report is self-contained and has every table", "[html][pi05]
 
 TEST_CASE("a D-sharded matmul sits at D/2 FLOP per network byte, left of the ICI ridge",
           "[roofline]") {
-  // Seed 004's network roofline: X[1024, 8192]·W[8192, 16384] split over D on 2 v5e chips;
-  // each computes 2 · 1024 · 4096 · 16384 FLOPs and sends its 1024 × 16384 bf16 partial sums
+  // The network roofline of How to Scale Your Model (roofline chapter):
+  // X[1024, 8192]·W[8192, 16384] split over D on 2 v5e chips; each computes
+  // 2 · 1024 · 4096 · 16384 FLOPs and sends its 1024 × 16384 bf16 partial sums
   // (33.55 MB) in the all-reduce: 2 · B · (D/2) · F / (2 · B · F) = D/2 = 4096 FLOP per byte,
   // under the ICI ridge 1.97e14 / 4.5e10 = 4378: network-bound.
   rsim::MatmulShape shape;

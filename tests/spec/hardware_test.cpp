@@ -23,12 +23,13 @@ TEST_CASE("every shipped hardware preset loads", "[hardware]") {
 
 TEST_CASE("host memory: H100's PCIe and DGX DRAM, none on unified-memory Thor", "[hardware]") {
   // 2 TB of host DRAM as 32 × 64 GiB DIMMs over 8 GPUs = 256 GiB = 274,877,906,944 B each;
-  // PCIe Gen5 x16 = 64 GB/s each way (specs.md §2a).
+  // PCIe Gen5 x16 = 64 GB/s each way (NVIDIA H100 datasheet).
   const auto h100 = roofs_of("h100_sxm");
   REQUIRE(h100.host_memory);
   CHECK(h100.host_memory->capacity.si() == 274'877'906'944.0);
   CHECK(h100.host_memory->bandwidth.si() == 64e9);
-  // TPU v5e: 512 GiB per 8-chip host = 64 GiB per chip; PCIe ~1.5e10 B/s per chip (specs.md §3a).
+  // TPU v5e: 512 GiB per 8-chip host = 64 GiB per chip (Cloud TPU v5e docs); PCIe ~1.5e10 B/s
+  // per chip (How to Scale Your Model, TPUs chapter, jax-ml.github.io/scaling-book/tpus).
   const auto v5e = roofs_of("tpu_v5e");
   REQUIRE(v5e.host_memory);
   CHECK(v5e.host_memory->capacity.si() == 68'719'476'736.0);
@@ -36,21 +37,22 @@ TEST_CASE("host memory: H100's PCIe and DGX DRAM, none on unified-memory Thor", 
   CHECK_FALSE(roofs_of("thor_t5000").host_memory);
 }
 
-TEST_CASE("Thor T5000 ridges match seed 000 §3 in both power modes", "[hardware][seed000]") {
+TEST_CASE("Thor T5000 ridges from data sheet DS-11945 peaks in both power modes",
+          "[hardware][thor]") {
   const auto maxn = roofs_of("thor_t5000", "MAXN");
   const auto watt120 = roofs_of("thor_t5000", "120W");
-  // FP32 CUDA, MAXN: 8.064e12 / 273e9 = 29.538 (seed: ~29.5)
+  // FP32 CUDA, MAXN: 8.064e12 / 273e9 = 29.538 (≈ 29.5)
   CHECK(ridge_of(maxn, "fp32") == Approx(8.064e12 / 273e9));
   CHECK(ridge_of(maxn, "fp32") == Approx(29.5).epsilon(0.002));
-  // FP32 CUDA, 120 W: 7.096e12 / 273e9 = 25.993 (seed: ~26.0)
+  // FP32 CUDA, 120 W: 7.096e12 / 273e9 = 25.993 (≈ 26.0)
   CHECK(ridge_of(watt120, "fp32") == Approx(7.096e12 / 273e9));
   CHECK(ridge_of(watt120, "fp32") == Approx(26.0).epsilon(0.001));
-  // FP8 dense, MAXN: 517e12 / 273e9 = 1893.8 (seed: ~1894)
+  // FP8 dense, MAXN: 517e12 / 273e9 = 1893.8 (≈ 1894)
   CHECK(ridge_of(maxn, "fp8") == Approx(517e12 / 273e9));
   CHECK(ridge_of(maxn, "fp8") == Approx(1894).epsilon(0.0002));
-  // FP8 dense, 120 W: 455e12 / 273e9 = 1666.7 (seed: ~1667)
+  // FP8 dense, 120 W: 455e12 / 273e9 = 1666.7 (≈ 1667)
   CHECK(ridge_of(watt120, "fp8") == Approx(1667).epsilon(0.0002));
-  // FP8 sparse, MAXN: 1035e12 / 273e9 = 3791.2 (seed: ~3791)
+  // FP8 sparse, MAXN: 1035e12 / 273e9 = 3791.2 (≈ 3791)
   CHECK(ridge_of(maxn, "fp8_sparse") == Approx(3791).epsilon(0.0002));
 }
 
@@ -64,18 +66,18 @@ TEST_CASE("a mode scales the peaks it does not list by its clock", "[hardware]")
   CHECK(roofs_of("thor_t5000").mode == "MAXN");  // the default mode
 }
 
-TEST_CASE("TPU v5e and H100 ridges match seed 004", "[hardware][seed004]") {
+TEST_CASE("TPU v5e and H100 ridges match How to Scale Your Model", "[hardware][scaling_book]") {
   const auto v5e = roofs_of("tpu_v5e");
-  // bf16: 1.97e14 / 8.2e11 = 240.24 (seed: ≈ 240)
+  // bf16: 1.97e14 / 8.2e11 = 240.24 (scaling book roofline chapter: ≈ 240)
   CHECK(ridge_of(v5e, "bf16") == Approx(1.97e14 / 8.2e11));
   CHECK(ridge_of(v5e, "bf16") == Approx(240).epsilon(0.002));
-  // int8 with the seed's 8.1e11: 3.94e14 / 8.1e11 = 486.42 (seed: ≈ 486)
+  // int8 with the book's 8.1e11 of before 2026-05-09: 3.94e14 / 8.1e11 = 486.42 (roofline Q1: 486)
   const auto v5e_seed = roofs_of("tpu_v5e", "", {{}, {{"hbm", rsim::BytesPerSecond(8.1e11)}}});
   CHECK(ridge_of(v5e_seed, "int8") == Approx(486).epsilon(0.001));
   const auto h100 = roofs_of("h100_sxm");
   // datasheet dense bf16: 989.4e12 / 3.35e12 = 295.3 (scaling book roofline Q5: 295)
   CHECK(ridge_of(h100, "bf16") == Approx(295.3).epsilon(0.0005));
-  // the seed's rounded 1e15: 1e15 / 3.35e12 = 298.5 (seed: ≈ 298)
+  // the book's rounded 1e15 of before 2026-05-09: 1e15 / 3.35e12 = 298.5 (roofline Q5 then: 298)
   const auto h100_seed = roofs_of("h100_sxm", "", {{{"bf16", rsim::FlopsPerSecond(1e15)}}, {}});
   CHECK(ridge_of(h100_seed, "bf16") == Approx(298.5).epsilon(0.0005));
 }

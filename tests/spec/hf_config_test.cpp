@@ -149,7 +149,8 @@ TEST_CASE("model_type fills in what config.json does not say", "[hf_config]") {
   CHECK_FALSE(
       rsim::parse_hf_config(small_config("gpt_neox", R"(, "attention_bias": false)"), "neox.json")
           .attention_bias);
-  // Gemma's hidden_activation wins over its legacy hidden_act "gelu" (specs.md §6.14).
+  // Gemma's hidden_activation wins over its legacy hidden_act "gelu" (google/gemma-2b's
+  // config.json on Hugging Face gives both).
   CHECK(rsim::parse_hf_config(
             small_config("gemma",
                          R"(, "hidden_act": "gelu", "hidden_activation": "gelu_pytorch_tanh")"),

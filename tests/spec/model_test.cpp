@@ -68,7 +68,8 @@ TEST_CASE("π0.5 parameter counts per component", "[model][pi05]") {
   // π0.5 replaces each RMSNorm scale by adaRMS Dense(1024 → 3072) + bias = 3,148,800:
   // per layer 4,718,592 + 12,582,912 + 2·3,148,800 = 23,599,104; × 18 = 424,783,872; final
   // 3,148,800; plus action_in 32·1024 + 1024 = 33,792, time MLP 2·(1024² + 1024) = 2,099,200,
-  // action_out 1024·32 + 32 = 32,800 → 430,098,464 (specs.md §6.15: ≈ 428M without the extras).
+  // action_out 1024·32 + 32 = 32,800 → 430,098,464 (≈ 428M without the extras; openpi gemma.py
+  // and pi0.py @ 15a9616).
   CHECK(rsim::count_parameters(action).total() == 430'098'464);
 
   // Whole model: 414,803,696 + 2,508,531,712 + 430,098,464 = 3,353,433,872 (π0's "3.3B").

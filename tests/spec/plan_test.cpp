@@ -87,7 +87,7 @@ TEST_CASE("FSDP gathers every weight before use; data parallelism sends nothing"
 }
 
 TEST_CASE("shard over D is network-bound below the critical D; over batch sends nothing",
-          "[plan][seed004]") {
+          "[plan][scaling_book]") {
   const auto by_d = rsim::test::run_scenario("shard_d_vs_batch");
   const auto by_batch =
       rsim::test::run_scenario("shard_d_vs_batch", {{"plan.preset", "shard_batch"}});

@@ -59,7 +59,7 @@ RooflineChart roofline_of_run(const RunResult& run);
 /// One matmul (`rsim matmul`); split over devices, a second point at its network intensity
 /// (FLOPs per byte each device sends), against the network slopes.
 RooflineChart roofline_of_matmul(const MatmulResult& result);
-/// Adds measured kernels as points (seed 000 §5.2).
+/// Adds measured kernels as points (Yang et al., "Hierarchical Roofline Analysis", 2020).
 void add_measured(RooflineChart& chart, const std::vector<KernelOnRoofs>& kernels);
 
 /// Where a slope's label sits: rotated by the slope's angle about (x, y), its text baseline.

@@ -247,7 +247,8 @@ std::string SvgDocument::str() const {
 }
 
 std::string decade_label(double value) {
-  // Plain below 1000, then SI prefixes, as on the seed's axes (1, 10, 100, 1K, 10K).
+  // Plain below 1000, then SI prefixes, as on the axes of the Jetson Thor roofline write-up rsim
+  // started from (1, 10, 100, 1K, 10K).
   constexpr std::array<std::pair<int, const char*>, 5> kPrefixes{
       {{3, "k"}, {6, "M"}, {9, "G"}, {12, "T"}, {15, "P"}}};
   const int exponent = static_cast<int>(std::lround(std::log10(value)));
