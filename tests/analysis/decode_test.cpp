@@ -5,7 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-TEST_CASE("a decode step reads the KV cache once per layer; attention intensity ≈ G", "[decode]") {
+TEST_CASE("a decode step reads the KV cache once per layer and attention intensity ≈ G",
+          "[decode]") {
   const auto run = rsim::test::run_scenario("llama3_70b_decode_tp8_h100", {{"plan", "single"}});
   bool found = false;
   for (std::size_t row = 0; row < run.table.order.size(); ++row) {

@@ -52,7 +52,7 @@ TEST_CASE("every variant of every shipped scenario loads and runs", "[whatif]") 
   }
 }
 
-TEST_CASE("π0.5 on Thor: bf16 doubles every byte; nvfp4 weights cut the weight bytes",
+TEST_CASE("π0.5 on Thor: bf16 doubles every byte and nvfp4 weights cut the weight bytes",
           "[whatif][pi05]") {
   const auto runs = run_all("pi05_thor");
   const auto& baseline = runs.front();
@@ -88,8 +88,9 @@ TEST_CASE("an int8 KV cache halves the KV bytes", "[whatif]") {
   CHECK(with_kv("int8").footprint.kv_cache.si() == Approx(8'921'088.0));
 }
 
-TEST_CASE("scaling book on Gemma 2B blocks: int8 W+A keeps; int8 weights halve; per-batch never",
-          "[whatif][scaling_book]") {
+TEST_CASE(
+    "scaling book on Gemma 2B blocks: int8 W+A keeps and int8 weights halve and per-batch never",
+    "[whatif][scaling_book]") {
   const auto runs = run_all("quantization_v5e");
   const auto& baseline = runs.front();
   // The MLP group of one block at T tokens (bf16): gate_up X[T,D]·W[D,2F] and down X[T,F]·W[F,D]:

@@ -182,7 +182,7 @@ std::size_t widest_line(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("text reports fit $COLUMNS; --wide shows every column", "[cli]") {
+TEST_CASE("text reports fit $COLUMNS and --wide shows every column", "[cli]") {
   // Issue 25: COLUMNS=120 rsim run scenarios/pi05_thor.yaml prints no line over 120 columns,
   // with the bound in its first lines.
   const ColumnsVariable columns("120");
@@ -257,7 +257,7 @@ TEST_CASE("rsim --version prints the project's version", "[cli]") {
   CHECK(outcome.out == "rsim 0.1.0\n");
 }
 
-TEST_CASE("bad input exits 2 with a diagnostic; never a crash", "[cli]") {
+TEST_CASE("bad input exits 2 with a diagnostic and never a crash", "[cli]") {
   struct Case {
     std::vector<std::string> args;
     std::string expected;

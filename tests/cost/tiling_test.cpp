@@ -115,7 +115,7 @@ TEST_CASE("a tile that does not fit its tier is refused with the numbers", "[til
   CHECK(rsim::parse_tile("128x256x64", "--tile") == rsim::Tile{128, 256, 64});
 }
 
-TEST_CASE("an operand that fits L2 is read from DRAM once; a small L2 re-reads it", "[tiling]") {
+TEST_CASE("an operand that fits L2 is read from DRAM once and a small L2 re-reads it", "[tiling]") {
   // π0.5's prefix GEMM on Thor: X[968, 2048]·W[2048, 16384] in FP8. Ideal bytes 1,982,464 +
   // 33,554,432 + 15,859,712 = 51,396,608. X (1.98 MB) stays in Thor's 32 MiB L2 with a
   // 968×N_t×2048 tile, so W streams through once: DRAM serves exactly the ideal bytes.
@@ -266,7 +266,7 @@ TEST_CASE("π0.5's prefix on Thor: the L2 keeps DRAM traffic at the read-once id
   }
 }
 
-TEST_CASE("GPU tiles keep accumulators in registers; L2 tiles are one wave of every SM",
+TEST_CASE("GPU tiles keep accumulators in registers and L2 tiles are one wave of every SM",
           "[tiling]") {
   const auto h100 = rsim::test::preset_roofs("h100_sxm");
   const auto cost = rsim::cost_op(matmul(8192, 8192, 8192, DType::bf16, "bf16"), h100);

@@ -108,7 +108,7 @@ TEST_CASE("plan search is deterministic and marks the Pareto front", "[search]")
   CHECK_THROWS_AS(search("shard_d_vs_batch", 0), rsim::InputError);
 }
 
-TEST_CASE("divisors pair up to the square root; a search refuses a runaway device count",
+TEST_CASE("divisors pair up to the square root and a search refuses a runaway device count",
           "[search]") {
   CHECK(rsim::divisors(1) == std::vector<std::int64_t>{1});
   CHECK(rsim::divisors(36) == std::vector<std::int64_t>{1, 2, 3, 4, 6, 9, 12, 18, 36});

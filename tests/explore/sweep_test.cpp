@@ -266,7 +266,7 @@ TEST_CASE("the sweep chart: one band per series, the bisection's crossover marke
   CHECK(count_in(svg, "class=\"roof-change\"") == changes);
 }
 
-TEST_CASE("sweep chart points that do not fit are drawn apart; the legend fits its names",
+TEST_CASE("sweep chart points that do not fit are drawn apart and the legend fits its names",
           "[sweep]") {
   rsim::SeriesChart chart;
   chart.x_label = "batch";

@@ -68,7 +68,7 @@ TEST_CASE("a missing file is an error naming it", "[config]") {
         "no/such/file.yaml: error: cannot open file");
 }
 
-TEST_CASE("ConfigFiles parses a file once and hands out copies; a bad file fails every time",
+TEST_CASE("ConfigFiles parses a file once and hands out copies and a bad file fails every time",
           "[config]") {
   const auto path = std::filesystem::temp_directory_path() / "rsim_config_files_test.yaml";
   std::ofstream(path) << "workload:\n  batch: 1\n";

@@ -247,7 +247,7 @@ TEST_CASE("config.json errors name the file, the line and the key", "[hf_config]
   CHECK_THROWS_AS(rsim::import_hf_config(invalid("no_such_file.json")), rsim::ConfigError);
 }
 
-TEST_CASE("rsim import-hf prints the model YAML; bad input exits 2", "[hf_config][cli]") {
+TEST_CASE("rsim import-hf prints the model YAML and bad input exits 2", "[hf_config][cli]") {
   const auto imported = rsim_cli({"import-hf", hf("Llama-2-7b-hf"), "--name", "Llama 2 7B"});
   REQUIRE(imported.code == 0);
   CHECK(imported.err.empty());

@@ -67,7 +67,7 @@ TEST_CASE("every plan conserves the matmul FLOPs", "[plan]") {
   }
 }
 
-TEST_CASE("FSDP gathers every weight before use; data parallelism sends nothing", "[plan]") {
+TEST_CASE("FSDP gathers every weight before use and data parallelism sends nothing", "[plan]") {
   const auto fsdp = rsim::test::run_scenario("llama3_70b_tp8_h100", {{"plan.preset", "fsdp"}});
   double gathered = 0.0;
   for (std::size_t row = 0; row < fsdp.table.order.size(); ++row) {
@@ -86,7 +86,7 @@ TEST_CASE("FSDP gathers every weight before use; data parallelism sends nothing"
   CHECK(data.bounds.total.t_net.si() == 0.0);
 }
 
-TEST_CASE("shard over D is network-bound below the critical D; over batch sends nothing",
+TEST_CASE("shard over D is network-bound below the critical D and over batch sends nothing",
           "[plan][scaling_book]") {
   const auto by_d = rsim::test::run_scenario("shard_d_vs_batch");
   const auto by_batch =
