@@ -47,6 +47,14 @@ endif()
 if(NOT dom MATCHES "<svg[^>]*width=\"1180\"" OR NOT dom MATCHES "rmsnorm_kernel")
   message(FATAL_ERROR "the roofline chart or the measured kernels are missing")
 endif()
+# The text report's own tables, rendered as HTML outside the collapsed text (issue 25): the
+# memory tiers ("dram bytes, time") and the tiles ("tile in smem") among them.
+string(FIND "${dom}" "<details>" collapsed)
+string(FIND "${dom}" "<th>tile in smem</th>" tiles)
+string(FIND "${dom}" "<th>dram bytes, time</th>" tiers)
+if(tiles EQUAL -1 OR tiers EQUAL -1 OR NOT tiles LESS collapsed OR NOT tiers LESS collapsed)
+  message(FATAL_ERROR "the text report's tables are missing from the page or only collapsed")
+endif()
 # Sorted by count, descending: the action expert's ops run 18 layers × 10 steps = 180 times.
 first_count("${dom}" count)
 if(NOT count EQUAL 180)
