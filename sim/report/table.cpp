@@ -77,26 +77,28 @@ void TextTable::print(std::ostream& out, const std::string& indent) const {
   };
   const std::size_t limit = text_width(out);
   const std::size_t indent_width = display_width(indent);
+  // Per column, the value every row has (two rows or more), if they all agree.
+  std::vector<std::optional<std::string>> common(columns_.size());
+  const auto filled =
+      std::count_if(rows_.begin(), rows_.end(), [](const auto& cells) { return !cells.empty(); });
+  for (std::size_t index = 0; index < columns_.size() && filled > 1; ++index) {
+    for (const auto& row : rows_) {
+      if (row.empty()) {
+        continue;
+      }
+      if (!common[index]) {
+        common[index] = row[index];
+      } else if (*common[index] != row[index]) {
+        common[index].reset();
+        break;
+      }
+    }
+  }
   if (limit > 0) {
     // A droppable column whose rows all say the same goes first: the note below keeps its value.
-    const auto uniform = [&](std::size_t index) {
-      std::optional<std::string> value;
-      std::size_t count = 0;
-      for (const auto& row : rows_) {
-        if (row.empty()) {
-          continue;
-        }
-        if (value && *value != row[index]) {
-          return false;
-        }
-        value = row[index];
-        ++count;
-      }
-      return count > 1;
-    };
     const auto rank = [&](std::size_t index) {
       constexpr int kUniform = 1000;
-      return columns_[index].drop > 0 && uniform(index) ? kUniform : columns_[index].drop;
+      return columns_[index].drop > 0 && common[index] ? kUniform : columns_[index].drop;
     };
     while (indent_width + total_width() > limit) {
       std::optional<std::size_t> victim;  // the highest rank, the rightmost of equal ranks
@@ -169,16 +171,8 @@ void TextTable::print(std::ostream& out, const std::string& indent) const {
     if (shown[index]) {
       continue;
     }
-    const auto row =
-        std::find_if(rows_.begin(), rows_.end(),
-                     [](const std::vector<std::string>& cells) { return !cells.empty(); });
-    const bool uniform = std::all_of(rows_.begin(), rows_.end(), [&](const auto& cells) {
-      return cells.empty() || cells[index] == (*row)[index];
-    });
-    const auto filled =
-        std::count_if(rows_.begin(), rows_.end(), [](const auto& cells) { return !cells.empty(); });
-    if (uniform && filled > 1) {
-      same.push_back(fmt::format("{} {}", columns_[index].header, (*row)[index]));
+    if (common[index]) {
+      same.push_back(fmt::format("{} {}", columns_[index].header, *common[index]));
     } else {
       hidden.push_back(columns_[index].header);
     }
