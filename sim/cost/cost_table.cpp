@@ -5,6 +5,7 @@
 #include "sim/base/error.hpp"
 #include "sim/cost/collectives.hpp"
 #include "sim/cost/expected.hpp"
+#include "sim/cost/gemm_quantization.hpp"
 #include "sim/cost/op_cost_parts.hpp"
 #include "sim/cost/tile_search.hpp"
 #include "sim/cost/tiling.hpp"
@@ -273,7 +274,8 @@ CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& or
     const Op& op = graph.op(order[static_cast<std::size_t>(row)]);
     plan.ops.push_back(plan_op_cost(op, roofs));
     plan.device_rows(row) = op.kind != OpKind::collective;
-    plan.inverse_path_efficiency(row) = 1.0 / compute_efficiency(op, plan.ops.back().path, roofs);
+    plan.inverse_path_efficiency(row) = 1.0 / (compute_efficiency(op, plan.ops.back().path, roofs) *
+                                               op_quantization(op, roofs.gemm_quantization));
     plan.launch_overhead(row) =
         op.kind == OpKind::elementwise && op.fused ? 0.0 : roofs.kernel_overhead.si();
   }
@@ -390,6 +392,20 @@ void for_rows(const CostPlan& plan, const CostTable& table, const std::vector<st
   }
 }
 
+// A matmul row's 1 / (its path's efficiency × how its tiles fill the units) at its current
+// shape: what expected_device_rows divides its T_math by.
+void quantize_row(const Op& op, CostPlan& plan, std::size_t row, const Roofs& roofs) {
+  if (op.kind != OpKind::matmul || roofs.gemm_quantization.tiles.empty()) {
+    return;
+  }
+  const OpCostPlan& op_plan = plan.ops[row];
+  const GemmShape shape =
+      op_plan.sizes ? compiled_gemm_shape(*op_plan.sizes) : gemm_shape(op, *op_plan.gemm);
+  plan.inverse_path_efficiency(static_cast<Eigen::Index>(row)) =
+      1.0 / (compute_efficiency(op, op_plan.path, roofs) *
+             gemm_quantization(shape, roofs.gemm_quantization));
+}
+
 }  // namespace
 
 void recost_graph(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
@@ -403,6 +419,7 @@ void recost_graph(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
     if (op.kind == OpKind::collective) {
       table.expected(index) = expected_collective_time(op.collective, plan.ops[row].networks);
     }
+    quantize_row(op, plan, row, roofs);
   });
   expected_device_rows(plan, table, rows);
 }
@@ -424,6 +441,7 @@ void recost_times(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
       cost_row(op, op_plan, plan.inner_tiers, roofs, tiles, &cache, table.costs[row]);
       fill_row(table, index, table.costs[row], op);
     }
+    quantize_row(op, plan, row, roofs);
   });
   expected_device_rows(plan, table, rows);
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sim/cost/expected.hpp"
 
+#include "sim/cost/gemm_quantization.hpp"
+
 #include <algorithm>
 
 namespace rsim {
@@ -12,7 +14,9 @@ template <typename TierTime>
 double device_expected(const Op& op, const ComputePath* path, double t_math, std::size_t tiers,
                        const TierTime& tier_time, const Roofs& roofs) {
   // Times the reciprocal, as expected_device_rows does (a division per term is its hot spot).
-  double longest = t_math * (1.0 / compute_efficiency(op, path, roofs));
+  double longest =
+      t_math *
+      (1.0 / (compute_efficiency(op, path, roofs) * op_quantization(op, roofs.gemm_quantization)));
   for (std::size_t tier = 0; tier < tiers; ++tier) {
     longest = std::max(longest, tier_time(tier) * (1.0 / roofs.memory[tier].efficiency));
   }

@@ -10,6 +10,7 @@
 #include "sim/cost/collectives.hpp"
 #include "sim/cost/cost_table.hpp"
 #include "sim/cost/expected.hpp"
+#include "sim/cost/gemm_quantization.hpp"
 #include "sim/spec/presets.hpp"
 #include "sim/spec/scenario.hpp"
 
@@ -127,8 +128,10 @@ DeviceTerm device_term(const Op& op, double count, double t_math,
         op.kind == OpKind::attention
             ? (op.pass == Pass::backward ? "attention.backward" : "attention.forward")
             : "compute." + path->name;
+    // The fitted fraction is the path's at full tiles: a matmul's T_math is first divided by the
+    // share its tiles fill (gemm_quantization.hpp).
     term.roofs.emplace_back(parameters.index(key, true, compute_efficiency(op, path, roofs)),
-                            t_math);
+                            t_math / op_quantization(op, roofs.gemm_quantization));
   }
   for (std::size_t tier = 0; tier < tier_times.size() && tier < roofs.memory.size(); ++tier) {
     if (tier_times[tier] > 0.0) {

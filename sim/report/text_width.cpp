@@ -4,6 +4,7 @@
 #include "sim/report/table.hpp"
 #include "sim/report/text_sink.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 #include <vector>
@@ -54,8 +55,48 @@ std::string wrap_text(const std::string& text, std::size_t width, const std::str
       groups.push_back(words[index]);
     }
   }
+  const std::size_t rest_width = display_width(rest);
   for (const std::string& word : groups) {
     const std::size_t word_width = display_width(word);
+    if (width > rest_width && word_width > width - rest_width) {
+      // A word no line can hold (a long path): on lines of its own, cut after a '/' where one
+      // falls on the line, else at the width.
+      if (line_has_word) {
+        result += line + '\n';
+        line = rest;
+        line_width = rest_width;
+      }
+      std::string remaining = word;
+      while (line_width + display_width(remaining) > width) {
+        const std::size_t room = width > line_width ? width - line_width : 1;
+        std::size_t cut = 0;
+        std::size_t slash = 0;
+        for (std::size_t at = 0, shown = 0; at < remaining.size();) {
+          std::size_t next = at + 1;
+          while (next < remaining.size() &&
+                 (static_cast<unsigned char>(remaining[next]) & 0xC0U) == 0x80U) {
+            ++next;
+          }
+          if (++shown > room) {
+            break;
+          }
+          if (remaining[at] == '/') {
+            slash = next;
+          }
+          cut = next;
+          at = next;
+        }
+        cut = std::max<std::size_t>(slash > 0 ? slash : cut, 1);
+        result += line + remaining.substr(0, cut) + '\n';
+        remaining.erase(0, cut);
+        line = rest;
+        line_width = rest_width;
+      }
+      line += remaining;
+      line_width += display_width(remaining);
+      line_has_word = true;
+      continue;
+    }
     if (line_has_word && width > 0 && line_width + 1 + word_width > width) {
       result += line + '\n';
       line = rest;

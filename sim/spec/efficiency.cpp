@@ -46,10 +46,71 @@ void parse_fractions(const ConfigNode& map, std::vector<Item>& items, std::strin
   }
 }
 
+// `gemm: {tiles: [[128, 256], …], split_k_min: 1024, units: 132, source: …}`; `units` defaults to
+// the count of the per-SM (per-CU) memory tier.
+void parse_gemm(const ConfigNode& node, HardwareSpec& spec) {
+  node.allow_only({"tiles", "mma", "split_k_min", "units", "source", "derived"});
+  const auto positive = [](const ConfigNode& value, std::string_view what) {
+    const double number = value.as_number();
+    if (!(number >= 1.0 && number <= 1e6 &&
+          number == static_cast<double>(static_cast<std::int64_t>(number)))) {
+      value.fail(fmt::format("{}: a whole number from 1 to 1,000,000, got {}", what, number));
+    }
+    return static_cast<std::int64_t>(number);
+  };
+  GemmQuantization quantization;
+  const ConfigNode& tiles = node.at("tiles");
+  if (tiles.kind() != ConfigNode::Kind::sequence || tiles.items().empty()) {
+    tiles.fail("tiles: a list of [M, N] output tiles, e.g. [[128, 256], [128, 128]]");
+  }
+  const auto tile_of = [&](const ConfigNode& tile) {
+    if (tile.kind() != ConfigNode::Kind::sequence || tile.items().size() != 2) {
+      tile.fail("a tile: [M, N], e.g. [128, 256]");
+    }
+    return GemmTile{positive(tile.items()[0], "tile M"), positive(tile.items()[1], "tile N")};
+  };
+  for (const ConfigNode& tile : tiles.items()) {
+    quantization.tiles.push_back(tile_of(tile));
+  }
+  const ConfigNode& mma = node.at("mma");
+  quantization.mma = tile_of(mma);
+  for (const GemmTile& tile : quantization.tiles) {
+    if (tile.m % quantization.mma.m != 0 || tile.n % quantization.mma.n != 0) {
+      mma.fail(
+          fmt::format("every tile is a multiple of the MMA instruction [{}, {}]; [{}, {}] is not",
+                      quantization.mma.m, quantization.mma.n, tile.m, tile.n));
+    }
+  }
+  if (const ConfigNode* split = node.find("split_k_min")) {
+    quantization.split_k_min = positive(*split, "split_k_min");
+  }
+  if (const ConfigNode* units = node.find("units")) {
+    quantization.units = positive(*units, "units");
+  } else {
+    const MemoryTier* per_unit = nullptr;
+    for (const MemoryTier& tier : spec.memory) {
+      if (!tier.per.empty() && per_unit == nullptr) {
+        per_unit = &tier;
+      }
+    }
+    if (per_unit == nullptr) {
+      node.fail(
+          "units: the compute units (SMs) a wave of tiles fills; the hardware has no "
+          "per-SM memory tier to count them from");
+    }
+    quantization.units = per_unit->count;
+  }
+  parse_provenance(node);
+  spec.gemm_quantization = std::move(quantization);
+}
+
 }  // namespace
 
 void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
-  node.allow_only({"kernel_overhead", "compute", "attention", "memory", "network"});
+  node.allow_only({"kernel_overhead", "compute", "attention", "gemm", "memory", "network"});
+  if (const ConfigNode* gemm = node.find("gemm")) {
+    parse_gemm(*gemm, spec);
+  }
   if (const ConfigNode* overhead = node.find("kernel_overhead")) {
     overhead->allow_only({"time", "source", "derived"});
     spec.kernel_overhead = Seconds(overhead->at("time").as_quantity(Dimension::seconds));

@@ -15,6 +15,8 @@ namespace rsim {
 ///     kernel_overhead: {time: 2.5 us, source: …}
 ///     compute: {bf16: {fraction: 0.80, source: …}}
 ///     attention: {forward: {fraction: 0.73, source: …}, backward: {fraction: 0.63, source: …}}
+///     gemm: {tiles: [[128, 256], [256, 128], [128, 128]], mma: [64, 8], split_k_min: 1024,
+///            source: …}
 ///     memory:  {hbm: {fraction: 0.89, source: …}}
 ///     network: {nvlink: {fraction: 0.82, latency: 6.6 us, processor_usage: 0.15, source: …}}
 /// A path or tier the hardware lacks, a fraction outside (0, 1] and a figure without `source` or

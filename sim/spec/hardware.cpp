@@ -431,7 +431,8 @@ Roofs resolve_roofs(const HardwareSpec& spec, std::string_view mode_name,
               spec.network,
               spec.host_memory,
               spec.kernel_overhead,
-              spec.attention_efficiency};
+              spec.attention_efficiency,
+              spec.gemm_quantization};
   // peak(mode) = explicit figure, else peak(base) × f_mode / f_base: an nvpmodel mode clamps the
   // GPU clock (Jetson Linux Developer Guide, Platform Power and Performance, Jetson Thor).
   for (ComputePath& path : roofs.compute) {

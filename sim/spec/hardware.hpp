@@ -114,6 +114,27 @@ struct AttentionEfficiency {
   std::optional<double> backward;
 };
 
+/// One output tile a GEMM kernel gives each compute unit (a CTA's M × N on an SM).
+struct GemmTile {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+};
+
+/// How a GEMM library spreads a matmul over the compute units (`efficiency.gemm`): the output
+/// tiles it picks from and the split-K it allows. A matmul fills `units` with
+/// ⌈M/m⌉·⌈N/n⌉ tiles (× its GEMM batch), in waves; the last wave and the tiles' edges past M and N
+/// run idle (NVIDIA, Matrix Multiplication Background User's Guide, DU-09799-001, §3 "Dimension
+/// Quantization Effects"). No tiles: every matmul fills the device.
+struct GemmQuantization {
+  std::vector<GemmTile> tiles;
+  /// The tensor cores' MMA instruction (Hopper wgmma: 64 × 8): a tile larger than its matmul
+  /// shrinks to the matmul rounded up to it, as libraries pick small-M kernels for small M.
+  GemmTile mma{1, 1};
+  std::int64_t units = 1;  ///< SMs (CUs): the tiles of one wave
+  /// The least K one tile of a split-K kernel sums over; 0: no split-K.
+  std::int64_t split_k_min = 0;
+};
+
 /// A hardware preset as written in hardware/*.yaml (validated).
 struct HardwareSpec {
   std::string name;
@@ -131,6 +152,7 @@ struct HardwareSpec {
   /// The gap one kernel launch adds between dependent kernels (`efficiency.kernel_overhead`).
   Seconds kernel_overhead;
   AttentionEfficiency attention_efficiency;
+  GemmQuantization gemm_quantization;  ///< `efficiency.gemm`
 };
 
 /// The roofs of one hardware in one mode: what every cost is measured against.
@@ -145,6 +167,7 @@ struct Roofs {
   std::optional<HostMemory> host_memory;
   Seconds kernel_overhead;  ///< per kernel launch (HardwareSpec::kernel_overhead)
   AttentionEfficiency attention_efficiency;
+  GemmQuantization gemm_quantization;
 
   [[nodiscard]] const ComputePath* find_path(std::string_view name) const;
   [[nodiscard]] const NetworkTier* find_network(std::string_view name) const;

@@ -55,13 +55,14 @@ std::string h100_error_of(const std::string& key, const std::string& value) {
 TEST_CASE("expected time of a matmul: roofs at their fractions plus a launch", "[expected]") {
   const auto h100 = rsim::test::preset_roofs("h100_sxm");
   // 8192³ bf16: T_math = 2·8192³ / 989.4e12 = 1.1113 ms, compute-bound (tiling_test). At 0.80 of
-  // the peak (794.5 of 989.4 TFLOP/s, MAMF) 1.3891 ms, + 2.5 µs launch = 1.3916 ms.
+  // the peak (794.5 of 989.4 TFLOP/s, MAMF) with 64·32 = 2048 tiles of 128×256 in ⌈2048/132⌉ = 16
+  // waves (q = 2048/2112): 1.4325 ms, + 2.5 µs launch = 1.4350 ms.
   auto op = rsim::make_matmul(
       {8192, 8192, 8192, rsim::DType::bf16, rsim::DType::bf16, rsim::DType::bf16, "bf16", false});
   op.stage = std::string("s");
   const auto table = cost_alone(op, h100);
   const double t_math = 2.0 * 8192.0 * 8192.0 * 8192.0 / 989.4e12;
-  CHECK(table.expected(0) == Approx(t_math / 0.80 + 2.5e-6));
+  CHECK(table.expected(0) == Approx(t_math / (0.80 * 2048.0 / 2112.0) + 2.5e-6));
   // A decode-shaped matmul (1×8192·8192×8192) is HBM-bound: bytes 2·(8192 + 8192² + 8192)
   // = 134,250,496 B at 0.89 × 3.35 TB/s = 45.03 µs, + 2.5 µs.
   auto gemv = rsim::make_matmul(
@@ -140,4 +141,15 @@ TEST_CASE("attention efficiency figures are checked", "[expected][hardware]") {
              Catch::Contains("a fraction of the roof in (0, 1], got 1.2"));
   CHECK_THAT(h100_error_of("efficiency.attention.sideways", "{fraction: 0.5, source: x}"),
              Catch::Contains("sideways"));
+}
+
+TEST_CASE("GEMM tile figures are checked", "[expected][gemm][hardware]") {
+  CHECK_THAT(h100_error_of("efficiency.gemm.tiles", "[[100, 256]]"),
+             Catch::Contains("every tile is a multiple of the MMA instruction [64, 8]"));
+  CHECK_THAT(h100_error_of("efficiency.gemm.tiles", "[]"), Catch::Contains("a list of [M, N]"));
+  CHECK_THAT(h100_error_of("efficiency.gemm.tiles", "[[128]]"), Catch::Contains("[M, N]"));
+  CHECK_THAT(h100_error_of("efficiency.gemm.split_k_min", "0.5"),
+             Catch::Contains("split_k_min: a whole number from 1"));
+  CHECK_THAT(h100_error_of("efficiency.gemm.units", "-3"), Catch::Contains("units"));
+  CHECK(h100_error_of("efficiency.gemm.units", "114") == "(no error)");
 }

@@ -33,10 +33,12 @@ struct TemporaryFile {
 TEST_CASE("calibrate recovers known efficiencies from synthetic GEMM times", "[calibrate]") {
   // Synthetic H100 bf16 measurements made with η_bf16 = 0.7 of 989.4 TFLOP/s, η_hbm = 0.8 of
   // 3.35 TB/s and a 4 µs launch gap (the preset says 0.80, 0.89 and 2.5 µs):
-  //   compute-bound b×d×f: 2·b·d·f / 989.4e12 / 0.7 + 4 µs;
+  //   compute-bound b×d×f: 2·b·d·f / 989.4e12 / (0.7 · q) + 4 µs, where the tiles fill
+  //     q = 128/132 of the SMs' waves (2048³: 128 tiles of 128×256 in one wave of 132; 4096³:
+  //     512 in 4; 8192³: 2048 in 16);
   //   memory-bound GEMVs 1×d×f: 2 B·(d + d·f + f) / 3.35e12 / 0.8 + 4 µs (each operand once).
   const auto compute = [](double b, double d, double f) {
-    return 2.0 * b * d * f / 989.4e12 / 0.7 + 4e-6;
+    return 2.0 * b * d * f / 989.4e12 / (0.7 * 128.0 / 132.0) + 4e-6;
   };
   const auto memory = [](double d, double f) {
     return 2.0 * (d + d * f + f) / 3.35e12 / 0.8 + 4e-6;

@@ -81,8 +81,12 @@ TEST_CASE("wrapped text breaks at spaces, keeps figures with their units", "[rep
   // "takes 33.53" fits in 12 but "33.53 ms" moves whole to the next line.
   CHECK(rsim::wrap_text("takes 33.53 ms", 12, "", "") == "takes\n33.53 ms\n");
   CHECK(rsim::wrap_text("at 76.2 % of peak", 9, "", "") == "at 76.2 %\nof peak\n");
-  // Width 0: one line; a word longer than the width stays whole.
+  // Width 0: one line.
   CHECK(rsim::wrap_text("a b c", 0, "> ", "") == "> a b c\n");
+  // A word longer than the width (a path) is cut after a '/' that falls within the 10 columns
+  // ("prefix/" 7, "layer/" 6), else at the width ("gate_up_pr" 10), and the next word follows.
   CHECK(rsim::wrap_text("prefix/layer/gate_up_proj x", 10, "", "") ==
-        "prefix/layer/gate_up_proj\nx\n");
+        "prefix/\nlayer/\ngate_up_pr\noj x\n");
+  // The continuation lines keep their indent: 8 columns of room after "  ".
+  CHECK(rsim::wrap_text("see /a/b/c/d/e/f", 10, "", "  ") == "see\n  /a/b/c/\n  d/e/f\n");
 }
