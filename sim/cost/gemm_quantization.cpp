@@ -6,24 +6,25 @@
 
 namespace rsim {
 
-double gemm_quantization(const GemmShape& shape, const GemmQuantization& quantization) {
+GemmFill gemm_fill(const GemmShape& shape, const GemmQuantization& quantization) {
   const double useful = shape.batch * static_cast<double>(shape.m) * static_cast<double>(shape.n) *
                         static_cast<double>(shape.k);
+  GemmFill best;
   if (quantization.tiles.empty() || !(useful > 0.0)) {
-    return 1.0;
+    return best;
   }
+  best.useful = 0.0;
   const auto units = static_cast<double>(quantization.units);
   const auto k = static_cast<double>(shape.k);
-  double best = 0.0;
   // A side of a tile larger than its matmul's shrinks to the matmul's, rounded up to the MMA
   // instruction's (a small-M kernel: M = 1 runs 64-row wgmma tiles on Hopper, not 128).
   const auto side = [](std::int64_t tile, std::int64_t size, std::int64_t instruction) {
     const std::int64_t rounded = (size + instruction - 1) / instruction * instruction;
-    return static_cast<double>(std::min(tile, std::max(rounded, instruction)));
+    return std::min(tile, std::max(rounded, instruction));
   };
   for (const GemmTile& full : quantization.tiles) {
-    const GemmTile tile{static_cast<std::int64_t>(side(full.m, shape.m, quantization.mma.m)),
-                        static_cast<std::int64_t>(side(full.n, shape.n, quantization.mma.n))};
+    const GemmTile tile{side(full.m, shape.m, quantization.mma.m),
+                        side(full.n, shape.n, quantization.mma.n)};
     const double tiles = shape.batch *
                          std::ceil(static_cast<double>(shape.m) / static_cast<double>(tile.m)) *
                          std::ceil(static_cast<double>(shape.n) / static_cast<double>(tile.n));
@@ -37,9 +38,16 @@ double gemm_quantization(const GemmShape& shape, const GemmQuantization& quantiz
     const double waves = std::ceil(tiles * split / units);
     const double issued = waves * units * static_cast<double>(tile.m) *
                           static_cast<double>(tile.n) * std::ceil(k / split);
-    best = std::max(best, useful / issued);
+    const double share = std::min(useful / issued, 1.0);
+    if (share > best.useful) {
+      best = {share, tile, tiles, split, waves};
+    }
   }
-  return std::min(best, 1.0);
+  return best;
+}
+
+double gemm_quantization(const GemmShape& shape, const GemmQuantization& quantization) {
+  return gemm_fill(shape, quantization).useful;
 }
 
 double op_quantization(const Op& op, const GemmQuantization& quantization) {

@@ -9,6 +9,18 @@
 
 namespace rsim {
 
+/// How a GEMM library runs a matmul: the tile it picks and what share of its work is useful.
+struct GemmFill {
+  double useful = 1.0;  ///< q ∈ (0, 1]
+  GemmTile tile;        ///< the best tile (after shrinking to the matmul); 0×0 without tiles
+  double tiles = 0.0;   ///< batch · ⌈M/m⌉ · ⌈N/n⌉
+  double split = 1.0;   ///< K slices (split-K)
+  double waves = 0.0;
+};
+
+/// gemm_quantization's figure with the tile, tile count, split and waves that give it.
+GemmFill gemm_fill(const GemmShape& shape, const GemmQuantization& quantization);
+
 /// The useful share of the tile work a GEMM library issues for `shape`, at the best of its tiles
 /// (each side no larger than the matmul's, rounded up to the MMA instruction's):
 ///   tiles   = batch · ⌈M/m⌉ · ⌈N/n⌉, split s ways along K (s = 2^j while tiles · 2s ≤ units

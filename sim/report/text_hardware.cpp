@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include "sim/cost/gemm_quantization.hpp"
 #include "sim/report/format.hpp"
 #include "sim/report/table.hpp"
 #include "sim/report/text.hpp"
@@ -178,8 +179,20 @@ void write_matmul_text(std::ostream& out, const MatmulResult& result) {
                      collective.hops, collective.latency_bound ? ", latency-bound" : "")});
   }
   table.add_row({"lower bound", seconds(result.t_lower), "max of the roofs (full overlap)"});
-  table.add_row({"expected", seconds(result.t_expected),
-                 "roofs at the fractions kernels reach + launch (efficiency:)"});
+  const GemmQuantization& quantization = result.roofs.gemm_quantization;
+  if (!quantization.tiles.empty()) {
+    const GemmFill fill = gemm_fill(gemm_shape(op), quantization);
+    table.add_row({"tiles fill", percent(fill.useful),
+                   fmt::format("{} tiles of {}×{}{} in {} wave{} on {} SMs",
+                               format_plain(fill.tiles), fill.tile.m, fill.tile.n,
+                               fill.split > 1.0 ? fmt::format(", split-K {}", fill.split) : "",
+                               fill.waves, fill.waves == 1.0 ? "" : "s", quantization.units)});
+  }
+  table.add_row(
+      {"expected", seconds(result.t_expected),
+       quantization.tiles.empty()
+           ? "roofs at the fractions kernels reach + launch (efficiency:)"
+           : "T_math / (fraction × tiles fill), other roofs at their fractions + launch"});
   table.add_row({"upper bound", seconds(result.t_upper), "sum of the roofs (no overlap)"});
   table.add_row({"bound",
                  bound_label(result.bound, result.bound == Bound::network ? result.plan.network

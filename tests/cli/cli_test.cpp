@@ -581,3 +581,16 @@ TEST_CASE("a name that is not UTF-8 still makes valid JSON", "[cli]") {
   CHECK(outcome.code == 0);
   CHECK_THAT(outcome.out, Catch::Contains("bad\xef\xbf\xbd name"));
 }
+
+TEST_CASE("rsim matmul shows how the GEMM's tiles fill the SMs", "[cli][gemm]") {
+  // 1024³ bf16 on an H100: 8·8 = 64 tiles of 128×128 in one wave of 132 SMs, 64/132 = 48.5 %
+  // (split-K would leave K/2 = 512 < split_k_min 1024).
+  const auto outcome = rsim_cli(
+      {"matmul", "--hardware", "h100_sxm", "--b", "1024", "--d", "1024", "--f", "1024", "--wide"});
+  REQUIRE(outcome.code == 0);
+  CHECK_THAT(outcome.out, Catch::Contains("48.5 %  64 tiles of 128×128 in 1 wave on 132 SMs"));
+  // A TPU names no GEMM tiles: no row.
+  const auto tpu = rsim_cli(
+      {"matmul", "--hardware", "tpu_v5e", "--b", "1024", "--d", "1024", "--f", "1024", "--wide"});
+  CHECK_THAT(tpu.out, !Catch::Contains("tiles fill"));
+}
