@@ -3,7 +3,8 @@
 #   tools/install-deps.sh          what building and running rsim need
 #   tools/install-deps.sh --test   and what the test command needs besides: Catch2, clang 14 with
 #                                  libFuzzer, clang-format/clang-tidy, Google Benchmark, and the
-#                                  renderers of the chart and HTML tests (librsvg, Chromium)
+#                                  renderers of the chart and HTML tests (librsvg, Chromium),
+#                                  and python3 (the GPU measurement script's grid test)
 set -euo pipefail
 packages=(build-essential cmake ninja-build
           libyaml-cpp-dev libeigen3-dev libboost-graph-dev libtbb-dev
@@ -13,7 +14,8 @@ case "${1:-}" in
   --test)
     packages+=(catch2 clang-format clang-tidy libbenchmark-dev
                clang libclang-rt-14-dev  # the clang and fuzz presets: clang 14 and its libFuzzer
-               librsvg2-bin chromium)    # render the charts and the HTML report in tests
+               librsvg2-bin chromium     # render the charts and the HTML report in tests
+               python3)                  # tools/measure/measure_gpu.py's grid test
     ;;
   *)
     echo "tools/install-deps.sh: unknown option '$1' (expected none, or --test)" >&2

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Measure what rsim's expected time needs on one NVIDIA GPU, as CSVs rsim reads.
+
+Runs on a machine with PyTorch and CUDA (an H200 is the one to expect):
+
+  python3 tools/measure/measure_gpu.py --hardware h200_sxm --out validation/measured/h200
+  torchrun --nproc-per-node 8 tools/measure/measure_gpu.py --hardware h200_sxm \\
+      --out validation/measured/h200 --only nccl
+
+and writes under --out:
+
+  gemm.csv        hardware,b,d,f,dtype,measured_s      what `rsim calibrate` reads: one GEMM
+                  X[b,d]·W[d,f] per row over a grid of shapes (wave and tile quantization at
+                  small sizes, the peak fraction at large ones, GEMVs for the HBM fraction) in
+                  bf16 and fp8 (torch._scaled_mm, e4m3 in, bf16 out)
+  attention.csv   batch,seq,heads,head_dim,causal,pass,measured_s,tflops
+                  FlashAttention through torch.nn.functional.scaled_dot_product_attention
+                  (the flash backend), forward and forward+backward
+  hbm.csv         bytes,measured_s,bytes_per_s         a device-to-device copy (read + write)
+  nccl.csv        collective,bytes,devices,measured_s,bus_bytes_per_s
+                  torch.distributed all-reduce / all-gather / reduce-scatter under torchrun
+
+Each time is the median of --repeats runs after --warmup, timed with CUDA events, with the L2
+cache flushed before each run (a 256 MiB write), as stas00/ml-engineering's mamf-finder does.
+The GEMM CSV goes straight into `rsim calibrate FILE` (docs/design/expected.md); the rows that
+become validation cases name this script's command line as their source.
+
+--dry-run needs no GPU or PyTorch: it writes gemm.csv's grid with an empty measured_s column,
+so the grid can be checked against `rsim matmul` (the test tools.measure.grid does).
+"""
+
+import argparse
+import csv
+import os
+import statistics
+import sys
+
+# b (tokens) × d × f: GEMVs and small batches (HBM-bound), multiples and non-multiples of the
+# tile sizes and of the SM count's waves, and the large square shapes that reach the peak.
+GEMM_TOKENS = [1, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
+GEMM_WIDTHS = [(1024, 1024), (4096, 4096), (4096, 14336), (14336, 4096), (8192, 8192),
+               (8192, 28672)]
+GEMM_DTYPES = ["bf16", "fp8"]
+ATTENTION = [  # batch, seq, heads, head_dim, causal
+    (16, 512, 16, 128, True), (4, 2048, 16, 128, True), (1, 8192, 16, 128, True),
+    (1, 16384, 16, 128, False), (16, 512, 32, 64, True), (1, 16384, 8, 256, False)]
+HBM_BYTES = [1 << 20, 16 << 20, 256 << 20, 2 << 30]
+NCCL_BYTES = [1 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20, 1 << 30]
+
+
+def gemm_grid():
+    for dtype in GEMM_DTYPES:
+        for b in GEMM_TOKENS:
+            for d, f in GEMM_WIDTHS:
+                yield b, d, f, dtype
+
+
+def write_csv(path, header, rows):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(header)
+        writer.writerows(rows)
+    print(f"wrote {path} ({len(rows)} rows)", file=sys.stderr)
+
+
+class Timer:
+    """Median seconds of fn() over repeats, L2 flushed before each, CUDA events."""
+
+    def __init__(self, torch, warmup, repeats):
+        self.torch = torch
+        self.warmup = warmup
+        self.repeats = repeats
+        self.flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+
+    def __call__(self, fn):
+        torch = self.torch
+        for _ in range(self.warmup):
+            fn()
+        times = []
+        for _ in range(self.repeats):
+            self.flush.zero_()
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end) * 1e-3)
+        return statistics.median(times)
+
+
+def measure_gemms(torch, timer, hardware):
+    rows = []
+    for b, d, f, dtype in gemm_grid():
+        x = torch.randn(b, d, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(f, d, device="cuda", dtype=torch.bfloat16)
+        if dtype == "bf16":
+            def fn():
+                return torch.mm(x, w.t())
+        else:
+            if not hasattr(torch, "_scaled_mm"):
+                continue
+            x8 = x.to(torch.float8_e4m3fn)
+            w8 = w.to(torch.float8_e4m3fn)
+            one = torch.tensor(1.0, device="cuda")
+
+            def fn():
+                return torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one,
+                                        out_dtype=torch.bfloat16)
+        seconds = timer(fn)
+        rows.append([hardware, b, d, f, dtype, f"{seconds:.9g}"])
+        print(f"gemm {b}x{d}x{f} {dtype}: {seconds * 1e6:.2f} us, "
+              f"{2 * b * d * f / seconds / 1e12:.1f} TFLOP/s", file=sys.stderr)
+    return rows
+
+
+def measure_attention(torch, timer):
+    functional = torch.nn.functional
+    rows = []
+    for batch, seq, heads, head_dim, causal in ATTENTION:
+        shape = (batch, heads, seq, head_dim)
+        q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+                   for _ in range(3))
+        # FLOPs of FlashAttention's benchmark: 4·b·s²·h·d forward (halved when causal), 2.5× that
+        # for the backward pass.
+        forward_flops = 4 * batch * seq * seq * heads * head_dim / (2 if causal else 1)
+        with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.FLASH_ATTENTION):
+            def forward():
+                return functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            out = forward()
+            grad = torch.randn_like(out)
+
+            def forward_backward():
+                forward().backward(grad)
+            for name, fn, flops in (("forward", forward, forward_flops),
+                                    ("forward_backward", forward_backward, 3.5 * forward_flops)):
+                seconds = timer(fn)
+                rows.append([batch, seq, heads, head_dim, int(causal), name, f"{seconds:.9g}",
+                             f"{flops / seconds / 1e12:.1f}"])
+    return rows
+
+
+def measure_hbm(torch, timer):
+    rows = []
+    for size in HBM_BYTES:
+        source = torch.empty(size, dtype=torch.uint8, device="cuda")
+        target = torch.empty_like(source)
+        seconds = timer(lambda: target.copy_(source))
+        rows.append([2 * size, f"{seconds:.9g}", f"{2 * size / seconds:.6g}"])  # read + write
+    return rows
+
+
+def measure_nccl(torch, timer):
+    import torch.distributed as dist
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    devices = dist.get_world_size()
+    rows = []
+    # Bus bandwidth as nccl-tests defines it (doc/PERFORMANCE.md): all-reduce 2(n−1)/n of the
+    # bytes per second, all-gather and reduce-scatter (n−1)/n.
+    for name, factor in (("all_reduce", 2.0), ("all_gather", 1.0), ("reduce_scatter", 1.0)):
+        for size in NCCL_BYTES:
+            elements = size // 2
+            data = torch.empty(elements, dtype=torch.bfloat16, device="cuda")
+            shard = torch.empty(elements // devices, dtype=torch.bfloat16, device="cuda")
+            if name == "all_reduce":
+                def fn():
+                    dist.all_reduce(data)
+            elif name == "all_gather":
+                def fn():
+                    dist.all_gather_into_tensor(data, shard)
+            else:
+                def fn():
+                    dist.reduce_scatter_tensor(shard, data)
+            seconds = timer(fn)
+            bus = factor * (devices - 1) / devices * size / seconds
+            rows.append([name, size, devices, f"{seconds:.9g}", f"{bus:.6g}"])
+    dist.destroy_process_group()
+    return rows if rank == 0 else []
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hardware", required=True,
+                        help="the rsim hardware preset the GPU is (e.g. h200_sxm): gemm.csv's "
+                             "hardware column")
+    parser.add_argument("--out", required=True, help="directory for the CSVs")
+    parser.add_argument("--only", choices=["gemm", "attention", "hbm", "nccl"], action="append",
+                        help="measure only these (repeatable); default: all but nccl, which "
+                             "needs torchrun")
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="write gemm.csv's grid with no times; needs no GPU")
+    args = parser.parse_args()
+    gemm_header = ["hardware", "b", "d", "f", "dtype", "measured_s"]
+    if args.dry_run:
+        write_csv(os.path.join(args.out, "gemm.csv"), gemm_header,
+                  [[args.hardware, b, d, f, dtype, ""] for b, d, f, dtype in gemm_grid()])
+        return 0
+    try:
+        import torch
+    except ImportError:
+        print("measure_gpu.py: PyTorch is not installed (pip install torch); --dry-run needs "
+              "none", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("measure_gpu.py: no CUDA device", file=sys.stderr)
+        return 2
+    only = args.only or ["gemm", "attention", "hbm"]
+    timer = Timer(torch, args.warmup, args.repeats)
+    if "gemm" in only:
+        write_csv(os.path.join(args.out, "gemm.csv"), gemm_header,
+                  measure_gemms(torch, timer, args.hardware))
+    if "attention" in only:
+        write_csv(os.path.join(args.out, "attention.csv"),
+                  ["batch", "seq", "heads", "head_dim", "causal", "pass", "measured_s",
+                   "tflops"], measure_attention(torch, timer))
+    if "hbm" in only:
+        write_csv(os.path.join(args.out, "hbm.csv"), ["bytes", "measured_s", "bytes_per_s"],
+                  measure_hbm(torch, timer))
+    if "nccl" in only:
+        rows = measure_nccl(torch, timer)
+        if rows:
+            write_csv(os.path.join(args.out, "nccl.csv"),
+                      ["collective", "bytes", "devices", "measured_s", "bus_bytes_per_s"], rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
