@@ -5,6 +5,8 @@
 #include "sim/base/error.hpp"
 #include "sim/base/units.hpp"
 #include "sim/cost/collectives.hpp"
+#include "sim/cost/expected.hpp"
+#include "sim/cost/gemm_quantization.hpp"
 #include "sim/cost/op_cost.hpp"
 #include "sim/cost/op_cost_parts.hpp"
 #include "sim/cost/tiling.hpp"
@@ -69,6 +71,30 @@ std::string traffic_line(const Op& op, const TierCost& tier) {
                      op.inputs.size() > 2 ? " + bias" : "");
 }
 
+// "expected = max(T_math / (0.8 × tiles fill 97 %), T_hbm / 0.89, …) + launch 2.5 µs = …": the
+// expected time's terms (sim/cost/expected.hpp) with the fractions put in.
+std::string expected_line(const Op& op, const OpCost& cost, const Roofs& roofs) {
+  const ComputePath* path = roofs.find_path(op.compute_path);
+  std::vector<std::string> terms;
+  const double quantization = op_quantization(op, roofs.gemm_quantization);
+  terms.push_back(fmt::format(
+      "T_math / ({:.3g}{})", compute_efficiency(op, path, roofs),
+      quantization < 1.0 ? fmt::format(" × tiles fill {:.3g} %", 100.0 * quantization) : ""));
+  for (std::size_t index = 0; index < cost.tiers.size() && index < roofs.memory.size(); ++index) {
+    if (roofs.memory[index].bandwidth) {
+      terms.push_back(
+          fmt::format("T_{} / {:.3g}", cost.tiers[index].tier, roofs.memory[index].efficiency));
+    }
+  }
+  const bool launches = !(op.kind == OpKind::elementwise && op.fused);
+  return fmt::format(
+      "  expected = max({}){} = {} (per instance; the hardware's efficiency:)",
+      fmt::join(terms, ", "),
+      launches ? " + launch " + format_quantity(roofs.kernel_overhead.si(), Dimension::seconds)
+               : "",
+      format_quantity(expected_device_time(op, cost, roofs), Dimension::seconds));
+}
+
 }  // namespace
 
 std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const TileChoices& tiles) {
@@ -114,6 +140,10 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const Tile
                       format_quantity(collective.latency_time.si(), Dimension::seconds)));
       lines.push_back(
           fmt::format("  T_net = {}", format_quantity(cost.t_net.si(), Dimension::seconds)));
+      lines.push_back(fmt::format(
+          "  expected = α + steps × hop latency + bandwidth time / fraction = {}",
+          format_quantity(expected_collective_time(collective, roofs.find_networks(op.network)),
+                          Dimension::seconds)));
       return lines;
     }
     case OpKind::elementwise:
@@ -160,6 +190,7 @@ std::vector<std::string> explain_op(const Op& op, const Roofs& roofs, const Tile
   lines.push_back(fmt::format("  lower = max = {}, upper = sum = {} (per instance)",
                               format_quantity(cost.t_lower.si(), Dimension::seconds),
                               format_quantity(cost.t_upper.si(), Dimension::seconds)));
+  lines.push_back(expected_line(op, cost, roofs));
   return lines;
 }
 
