@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/json.hpp"
 
+#include "sim/cost/gemm_quantization.hpp"
 #include "sim/spec/workload.hpp"
 
 #include <fmt/format.h>
@@ -566,6 +567,18 @@ Json matmul_to_json(const MatmulResult& result) {
   record["ideal_intensity"] = cost.ideal_intensity;
   record["bound_tier"] = cost.bound_tier.empty() ? Json(nullptr) : Json(cost.bound_tier);
   add_tier_records(record, cost, 1.0);
+  // How the GEMM's tiles fill the SMs (the expected time's wave and tile quantization); null on
+  // hardware that names no GEMM tiles.
+  const GemmQuantization& quantization = result.roofs.gemm_quantization;
+  if (quantization.tiles.empty()) {
+    record["gemm_quantization"] = nullptr;
+  } else {
+    const GemmFill fill = gemm_fill(gemm_shape(result.op), quantization);
+    record["gemm_quantization"] =
+        Json{{"useful", fill.useful},      {"tile_m", fill.tile.m}, {"tile_n", fill.tile.n},
+             {"tiles", fill.tiles},        {"split_k", fill.split}, {"waves", fill.waves},
+             {"units", quantization.units}};
+  }
   return record;
 }
 

@@ -597,8 +597,20 @@ TEST_CASE("rsim matmul shows how the GEMM's tiles fill the SMs", "[cli][gemm]") 
       {"matmul", "--hardware", "h100_sxm", "--b", "1024", "--d", "1024", "--f", "1024", "--wide"});
   REQUIRE(outcome.code == 0);
   CHECK_THAT(outcome.out, Catch::Contains("48.5 %  64 tiles of 128×128 in 1 wave on 132 SMs"));
+  const auto json =
+      nlohmann::json::parse(rsim_cli({"matmul", "--hardware", "h100_sxm", "--b", "1024", "--d",
+                                      "1024", "--f", "1024", "--format", "json"})
+                                .out);
+  CHECK(json["gemm_quantization"]["useful"].get<double>() == Approx(64.0 / 132.0));
+  CHECK(json["gemm_quantization"]["tiles"] == 64.0);
+  CHECK(json["gemm_quantization"]["tile_m"] == 128);
+  CHECK(json["gemm_quantization"]["waves"] == 1.0);
   // A TPU names no GEMM tiles: no row.
   const auto tpu = rsim_cli(
       {"matmul", "--hardware", "tpu_v5e", "--b", "1024", "--d", "1024", "--f", "1024", "--wide"});
   CHECK_THAT(tpu.out, !Catch::Contains("tiles fill"));
+  CHECK(nlohmann::json::parse(rsim_cli({"matmul", "--hardware", "tpu_v5e", "--b", "1024", "--d",
+                                        "1024", "--f", "1024", "--format", "json"})
+                                  .out)["gemm_quantization"]
+            .is_null());
 }
