@@ -3,6 +3,7 @@
 
 #include "sim/analysis/request.hpp"
 #include "sim/explore/rank_by.hpp"
+#include "sim/explore/shard.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -176,6 +177,10 @@ struct TrainingCandidate {
 /// step bounds equal the candidate's exactly (both are the schedule stage's on one costing).
 std::vector<std::string> run_args(const TrainingCandidate& candidate);
 
+/// The key the training search ranks a candidate by (the ranked step, the bounds, then the plan's
+/// dimensions), as numbers: `rsim merge` ranks the plans of a search's shards by it.
+std::vector<double> rank_key_values(const TrainingCandidate& candidate, RankBy rank_by);
+
 /// Training plans not costed for one reason; `plans` of them share the plan shown (the others
 /// differ in a dimension the reason does not depend on).
 struct TrainingRejection {
@@ -210,6 +215,12 @@ struct TrainingSearchResult {
   bool cancelled = false;
   std::int64_t shapes = 0;           ///< (t, p, d, placement, ZeRO, sp, recompute) tasks
   std::int64_t shapes_searched = 0;  ///< of them, those that finished
+  /// The slice of the shapes searched (TrainingSearchOptions::shard): [shard_first, shard_end)
+  /// of all_shapes; `seen`, `shapes` and the counts are the slice's.
+  Shard shard;
+  std::int64_t shard_first = 0;
+  std::int64_t shard_end = 0;
+  std::int64_t all_shapes = 0;
 };
 
 struct TrainingSearchOptions {
@@ -223,6 +234,8 @@ struct TrainingSearchOptions {
   std::size_t keep = 0;
   RankBy rank_by = RankBy::expected;          ///< the step time ranked first
   const std::atomic<bool>* cancel = nullptr;  ///< set (by Ctrl-C) to stop early
+  /// Search only this slice of the plan shapes, in their enumeration order.
+  Shard shard;
 };
 
 /// Every training plan of a `phase: train` scenario on `devices` devices:

@@ -48,21 +48,49 @@ SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides
   result.axes = axes;
   result.points.resize(total);
   // Cancelled while loading: no point is evaluated (each stays `evaluated` false).
+  // A shard evaluates its slice of the grid in the same evaluation order (batch lines in a row).
+  const bool sliced = !options.shard.whole();
+  std::vector<std::size_t> positions;
+  if (sliced) {
+    const auto [first, end] = options.shard.slice(total);
+    positions.reserve(end - first);
+    for (std::size_t position = 0; position < total; ++position) {
+      const std::size_t index = evaluator.grid_index(position);
+      if (index >= first && index < end) {
+        positions.push_back(index);
+      }
+    }
+  }
+  const std::size_t count = sliced ? positions.size() : total;
   const ParallelRun run = parallel_indexed<SweepThread>(
-      options.threads, evaluator.cancelled() ? 0 : total,
+      options.threads, evaluator.cancelled() ? 0 : count,
       [&](std::size_t position, SweepThread& thread) {
-        const std::size_t index = evaluator.grid_index(position);
+        const std::size_t index = sliced ? positions[position] : evaluator.grid_index(position);
         evaluator.evaluate_grid(index, result.points[index], thread);
       },
       options.progress, options.cancel);
   result.threads = run.threads;
-  result.cancelled = run.finished < total;
+  result.cancelled = run.finished < count;
   result.rank_by = options.rank_by;
-  if (options.crossovers && !result.cancelled) {
+  result.shard = options.shard;
+  if (options.crossovers && !result.cancelled && !sliced) {
     result.crossovers = find_sweep_crossovers(evaluator, result);
   }
   result.labels = evaluator.take_labels();
   return result;
+}
+
+void find_merged_crossovers(SweepResult& result, const ScenarioOverrides& overrides,
+                            std::string_view mode, const RoofOverrides& roof_overrides,
+                            const SweepOptions& options) {
+  const SweepEvaluator evaluator(result.scenario, overrides, result.axes, mode, roof_overrides,
+                                 options);
+  for (SweepPoint& point : result.points) {
+    point.total.roof = evaluator.intern(result.label(point.total.roof));
+    point.error = evaluator.intern(result.label(point.error));
+  }
+  result.crossovers = find_sweep_crossovers(evaluator, result);
+  result.labels = evaluator.take_labels();
 }
 
 }  // namespace rsim

@@ -3,6 +3,7 @@
 
 #include "sim/analysis/request.hpp"
 #include "sim/explore/rank_by.hpp"
+#include "sim/explore/shard.hpp"
 #include "sim/explore/sweep_grid.hpp"
 
 #include <atomic>
@@ -72,6 +73,9 @@ struct SweepResult {
   RankBy rank_by = RankBy::expected;
   std::int64_t threads = 1;
   bool cancelled = false;
+  /// The slice of the grid evaluated (SweepOptions::shard); the others are not evaluated, and
+  /// crossovers are left to `rsim merge`, which sees every point.
+  Shard shard;
 
   /// The text of the points' roofs and errors, each once; label 0 is "".
   std::vector<std::string> labels{""};
@@ -94,6 +98,8 @@ struct SweepOptions {
   /// Evaluate points along the batch with a BatchLine where one is usable (off: analyze() at
   /// every point; the output is the same, bit for bit, which tests check).
   bool batch_lines = true;
+  /// Evaluate only this slice of the grid (in grid order: the last axis fastest).
+  Shard shard;
   /// (loaded, total) as the scenarios are loaded and validated before the points (one per
   /// combination of the axes other than workload.batch, and the baseline), any thread; a set
   /// `cancel` stops the loading too, and then no point is evaluated.
@@ -107,5 +113,13 @@ struct SweepOptions {
 SweepResult run_sweep(const std::filesystem::path& path, const ScenarioOverrides& overrides,
                       const std::vector<SweepAxis>& axes, std::string_view mode,
                       const RoofOverrides& roof_overrides, const SweepOptions& options = {});
+
+/// The crossovers of a sweep merged from its shards (`rsim merge`), found on the merged points
+/// as run_sweep finds them: `result` holds every point of the grid, labelled by
+/// `result.labels`; the scenario is loaded again with the options the shards ran with. The
+/// points' labels are renumbered as the new search meets them.
+void find_merged_crossovers(SweepResult& result, const ScenarioOverrides& overrides,
+                            std::string_view mode, const RoofOverrides& roof_overrides,
+                            const SweepOptions& options = {});
 
 }  // namespace rsim

@@ -116,6 +116,8 @@ class SweepEvaluator {
 
   /// The text of a point's roof or error.
   [[nodiscard]] std::string label(std::uint32_t id) const { return labels_.text(id); }
+  /// The id of a roof's or an error's text (`rsim merge` re-labels points read from JSON).
+  std::uint32_t intern(std::string_view text) const { return labels_.intern(text); }
   /// Every label so far, by id, for the result (none may be added after).
   [[nodiscard]] std::vector<std::string> take_labels() const { return labels_.take(); }
 

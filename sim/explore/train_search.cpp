@@ -118,6 +118,21 @@ auto rank_key(const TrainingCandidate& candidate, RankBy rank_by) {
                   candidate.step_upper.si(), candidate.plan, rank_by);
 }
 
+}  // namespace
+
+std::vector<double> rank_key_values(const TrainingCandidate& candidate, RankBy rank_by) {
+  std::vector<double> values;
+  const auto add = [&](auto value) { values.push_back(static_cast<double>(value)); };
+  const auto [ranked, lower, upper, plan] = rank_key(candidate, rank_by);
+  add(ranked);
+  add(lower);
+  add(upper);
+  std::apply([&](auto... fields) { (add(fields), ...); }, plan);
+  return values;
+}
+
+namespace {
+
 // Whether `left` ranks before `right` by `rank_by`.
 struct RanksBefore {
   RankBy rank_by = RankBy::expected;
@@ -494,6 +509,7 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
   const auto microbatch_counts =
       static_cast<std::int64_t>(divisors(scenario.workload.batch).size());
   std::vector<TrainingPlan> tasks;
+  std::vector<std::int64_t> task_plans;  // the plans each task's shape stands for
   for (const std::int64_t tensor : divisors(devices)) {
     for (const std::int64_t pipeline : divisors(devices / tensor)) {
       const std::int64_t data = devices / (tensor * pipeline);
@@ -514,13 +530,24 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
               shape.sequence_parallel = sequence_parallel;
               shape.recompute = recompute;
               tasks.push_back(shape);
-              result.seen += microbatch_counts * chunks * variants(shape, roofs);
+              task_plans.push_back(microbatch_counts * chunks * variants(shape, roofs));
             }
           }
         }
       }
     }
   }
+  // A shard searches its contiguous slice of the shapes (`rsim merge` adds the slices up).
+  const auto [first, end] = options.shard.slice(tasks.size());
+  tasks = std::vector<TrainingPlan>(tasks.begin() + static_cast<std::ptrdiff_t>(first),
+                                    tasks.begin() + static_cast<std::ptrdiff_t>(end));
+  for (std::size_t index = first; index < end; ++index) {
+    result.seen += task_plans[index];
+  }
+  result.shard = options.shard;
+  result.shard_first = static_cast<std::int64_t>(first);
+  result.shard_end = static_cast<std::int64_t>(end);
+  result.all_shapes = static_cast<std::int64_t>(task_plans.size());
   const TrainingSearcher searcher(context);
   std::vector<TaskResult> outcomes(tasks.size());
   const ParallelRun run = parallel_indexed<TileCache>(

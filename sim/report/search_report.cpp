@@ -443,19 +443,35 @@ nlohmann::ordered_json training_search_to_json(const TrainingSearchResult& resul
   for (const auto& [reason, count] : result.rejected_by_reason) {
     rejected[reason] = count;
   }
-  return Json{{"scenario", result.scenario},
-              {"scenario_args", result.scenario_args},
-              {"devices", result.devices},
-              {"phase", "train"},
-              {"rank_by", to_string(result.rank_by)},
-              {"seen", result.seen},
-              {"costed", result.costed},
-              {"analyses", result.analyses},
-              {"cancelled", result.cancelled},
-              {"shapes", result.shapes},
-              {"shapes_searched", result.shapes_searched},
-              {"rejected", rejected},
-              {"ranked", ranked}};
+  Json json{{"scenario", result.scenario},
+            {"scenario_args", result.scenario_args},
+            {"devices", result.devices},
+            {"phase", "train"},
+            {"rank_by", to_string(result.rank_by)},
+            {"seen", result.seen},
+            {"costed", result.costed},
+            {"analyses", result.analyses},
+            {"cancelled", result.cancelled},
+            {"shapes", result.shapes},
+            {"shapes_searched", result.shapes_searched},
+            {"rejected", rejected},
+            {"ranked", ranked}};
+  if (result.shard.requested) {
+    // What `rsim merge` ranks the shards' plans by, one key per ranked plan.
+    Json keys = Json::array();
+    for (std::size_t index = 0; index < shown; ++index) {
+      keys.push_back(rank_key_values(result.ranked[index], result.rank_by));
+    }
+    json["shard"] = Json{{"command", "search"},
+                         {"index", result.shard.index},
+                         {"count", result.shard.count},
+                         {"first", result.shard_first},
+                         {"end", result.shard_end},
+                         {"shapes", result.all_shapes},
+                         {"top", top},
+                         {"keys", keys}};
+  }
+  return json;
 }
 
 }  // namespace rsim

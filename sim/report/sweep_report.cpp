@@ -269,8 +269,10 @@ nlohmann::ordered_json sweep_to_json(const SweepResult& result) {
   for (const SweepAxis& axis : result.axes) {
     axes.push_back(Json{{"key", axis.key}, {"values", axis.values}, {"numeric", axis.numeric}});
   }
+  // A shard's JSON holds its slice of the grid; `rsim merge` joins the slices.
+  const auto [first, end] = result.shard.slice(result.points.size());
   Json points = Json::array();
-  for (std::size_t index = 0; index < result.points.size(); ++index) {
+  for (std::size_t index = first; index < end; ++index) {
     points.push_back(point_record(result, index));
   }
   Json crossovers = Json::array();
@@ -282,13 +284,23 @@ nlohmann::ordered_json sweep_to_json(const SweepResult& result) {
                               {"t_after_s", crossover.t_after.si()},
                               {"evaluations", crossover.evaluations}});
   }
-  return Json{{"scenario", result.scenario},
-              {"threads", result.threads},
-              {"cancelled", result.cancelled},
-              {"rank_by", to_string(result.rank_by)},
-              {"axes", axes},
-              {"points", points},
-              {"crossovers", crossovers}};
+  Json json{{"scenario", result.scenario},
+            {"threads", result.threads},
+            {"cancelled", result.cancelled},
+            {"rank_by", to_string(result.rank_by)},
+            {"axes", axes},
+            {"points", points},
+            {"crossovers", crossovers}};
+  if (result.shard.requested) {
+    json["shard"] = Json{{"command", "sweep"},
+                         {"index", result.shard.index},
+                         {"count", result.shard.count},
+                         {"first", first},
+                         {"end", end},
+                         {"points", result.points.size()},
+                         {"scenario_name", result.scenario_name}};
+  }
+  return json;
 }
 
 // The same columns as write_records_csv would make of one record per evaluated point (the axes,

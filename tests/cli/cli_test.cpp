@@ -256,7 +256,7 @@ TEST_CASE("bad input exits 2 with a diagnostic and never a crash", "[cli]") {
       {{"run", invalid("deep_nesting.yaml")}, "nested more than 64 levels deep"},
       {{"frobnicate"},
        "unknown command 'frobnicate' (commands: run, whatif, compare, sweep, search, threshold, "
-       "roofs, matmul, collective, import-hf, validate, calibrate, list)"},
+       "roofs, matmul, collective, import-hf, validate, calibrate, list, merge)"},
   };
   for (const Case& test : cases) {
     INFO(test.args.front() << " " << (test.args.size() > 1 ? test.args[1] : ""));

@@ -35,7 +35,7 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
       cli::add_roofs_command(app),     cli::add_matmul_command(app),
       cli::add_import_hf_command(app), cli::add_collective_command(app),
       cli::add_validate_command(app),  cli::add_calibrate_command(app),
-      cli::add_list_command(app)};
+      cli::add_list_command(app),      cli::add_merge_command(app)};
   bool wide = false;
   for (const cli::Command& command : commands) {
     command.app->add_flag("--wide", wide,
@@ -44,9 +44,9 @@ int run_cli(int argc, const char* const* argv, std::ostream& out, std::ostream& 
   }
 
   const std::string first = argc > 1 ? argv[1] : "";
-  constexpr std::array<std::string_view, 13> kCommands{
+  constexpr std::array<std::string_view, 14> kCommands{
       "run",    "whatif",     "compare",   "sweep",    "search",    "threshold", "roofs",
-      "matmul", "collective", "import-hf", "validate", "calibrate", "list"};
+      "matmul", "collective", "import-hf", "validate", "calibrate", "list",      "merge"};
   if (!first.empty() && first[0] != '-' &&
       std::find(kCommands.begin(), kCommands.end(), first) == kCommands.end()) {
     err << fmt::format("rsim: unknown command '{}' (commands: {}); see rsim --help\n", first,

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <csignal>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +15,27 @@ namespace rsim::cli {
 std::atomic<bool> sweep_interrupted{false};
 
 extern "C" void interrupt_sweep(int /*signal*/) { sweep_interrupted.store(true); }
+
+namespace {
+std::mutex interrupt_mutex;
+int interrupt_scopes = 0;
+void (*interrupt_previous)(int) = nullptr;
+}  // namespace
+
+InterruptScope::InterruptScope() {
+  const std::lock_guard lock(interrupt_mutex);
+  if (interrupt_scopes++ == 0) {
+    sweep_interrupted.store(false);
+    interrupt_previous = std::signal(SIGINT, interrupt_sweep);
+  }
+}
+
+InterruptScope::~InterruptScope() {
+  const std::lock_guard lock(interrupt_mutex);
+  if (--interrupt_scopes == 0) {
+    std::signal(SIGINT, interrupt_previous);
+  }
+}
 
 std::function<void(std::size_t, std::size_t)> progress_bar(std::ostream& err,
                                                            std::string_view unit) {

@@ -30,5 +30,6 @@ Command add_collective_command(CLI::App& app);
 Command add_validate_command(CLI::App& app);
 Command add_calibrate_command(CLI::App& app);
 Command add_list_command(CLI::App& app);
+Command add_merge_command(CLI::App& app);
 
 }  // namespace rsim::cli

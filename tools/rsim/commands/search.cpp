@@ -12,7 +12,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <csignal>
 #include <memory>
 
 namespace rsim::cli {
@@ -26,11 +25,12 @@ struct SearchOptionsCli {
   std::size_t top = 10;
   std::int64_t threads = 0;
   bool exhaustive = false;
+  std::string shard;
 };
 
 // A training scenario's search: its own space, ranked by step time (with the global batch and
 // the devices fixed, throughput and cost rank the same way).
-int training_search_command(const SearchOptionsCli& options, RankBy rank_by,
+int training_search_command(const SearchOptionsCli& options, RankBy rank_by, Shard shard,
                             const Scenario& scenario, const Roofs& roofs, std::ostream& out,
                             std::ostream& err) {
   TrainingSearchOptions search;
@@ -39,18 +39,14 @@ int training_search_command(const SearchOptionsCli& options, RankBy rank_by,
   search.prune = !options.exhaustive;
   search.keep = options.top;
   search.progress = progress_bar(err, "plan shapes");
-  sweep_interrupted.store(false);
   search.cancel = &sweep_interrupted;
-  const auto previous = std::signal(SIGINT, interrupt_sweep);
+  search.shard = shard;
   TrainingSearchResult result;
-  try {
+  {
+    const InterruptScope interrupt;
     result = search_training_plans(scenario, roofs, options.devices, search);
-    result.scenario_args = run_arguments(options.scenario);
-  } catch (...) {
-    std::signal(SIGINT, previous);
-    throw;
   }
-  std::signal(SIGINT, previous);
+  result.scenario_args = run_arguments(options.scenario);
   const int code = emit(
       options.scenario.roofs.format, out,
       [&] { return training_search_to_json(result, options.top); },
@@ -73,8 +69,19 @@ int search_command(const SearchOptionsCli& options, std::ostream& out, std::ostr
       load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
   const Roofs roofs = scenario_roofs(scenario, options.scenario.roofs.mode,
                                      parse_overrides(options.scenario.roofs));
+  const Shard shard = options.shard.empty() ? Shard{} : parse_shard(options.shard, "--shard");
   if (scenario.workload.phase == Phase::train) {
-    return training_search_command(options, rank_by, scenario, roofs, out, err);
+    if (shard.requested && options.scenario.roofs.format != "json") {
+      throw InputError(fmt::format(
+          "--shard {}: a shard writes JSON for rsim merge; add --format json", options.shard));
+    }
+    return training_search_command(options, rank_by, shard, scenario, roofs, out, err);
+  }
+  if (shard.requested) {
+    throw InputError(fmt::format(
+        "--shard {}: only a training search (workload phase: train) is split into shards; an "
+        "inference search costs its few dozen plans in one process",
+        options.shard));
   }
   const SearchResult result = search_plans(scenario, roofs, options.devices, *objective, rank_by);
   return emit(
@@ -112,6 +119,9 @@ Command add_search_command(CLI::App& app) {
   search->add_flag(
       "--exhaustive", options->exhaustive,
       "Training: cost every plan, pruning none by memory first (to check the pruning)");
+  search->add_option("--shard", options->shard,
+                     "Training: search only the K-th of N contiguous slices of the plan shapes "
+                     "(K/N, K from 1), as JSON; rsim merge joins the N outputs");
   return {search, [options](std::ostream& out, std::ostream& err) {
             return search_command(*options, out, err);
           }};

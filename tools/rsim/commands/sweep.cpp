@@ -14,7 +14,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <csignal>
 #include <memory>
 
 namespace rsim::cli {
@@ -28,6 +27,7 @@ struct SweepOptionsCli {
   std::string rank_by = "expected";
   std::string plot;
   std::string html;
+  std::string shard;
 };
 
 int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostream& err) {
@@ -48,18 +48,23 @@ int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostrea
   sweep.rank_by = parse_rank_by_option(options.rank_by);
   sweep.progress = progress_bar(err);
   sweep.loading_progress = progress_bar(err, "scenarios loaded");
-  sweep_interrupted.store(false);
+  sweep.shard = options.shard.empty() ? Shard{} : parse_shard(options.shard, "--shard");
+  if (sweep.shard.requested && options.scenario.roofs.format != "json") {
+    throw InputError(fmt::format(
+        "--shard {}: a shard writes JSON for rsim merge; add --format json", options.shard));
+  }
+  if (sweep.shard.requested && (!options.plot.empty() || !options.html.empty())) {
+    throw InputError(
+        "--shard: a shard has a slice of the grid; draw --plot and --html from "
+        "rsim merge's output");
+  }
   sweep.cancel = &sweep_interrupted;
-  const auto previous = std::signal(SIGINT, interrupt_sweep);
   SweepResult result;
-  try {
+  {
+    const InterruptScope interrupt;
     result = run_sweep(options.scenario.scenario, scenario_overrides(options.scenario), axes,
                        options.scenario.roofs.mode, parse_overrides(options.scenario.roofs), sweep);
-  } catch (...) {
-    std::signal(SIGINT, previous);
-    throw;
   }
-  std::signal(SIGINT, previous);
   if (options.plot == "-") {
     throw InputError(
         "--plot -: sweeps draw SVG only (--plot FILE.svg); the table is the text view");
@@ -69,7 +74,16 @@ int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostrea
   }
   write_html(options.html, [&](std::ostream& stream) { write_sweep_html(stream, result); });
   const int code = emit(
-      options.scenario.roofs.format, out, [&] { return sweep_to_json(result); },
+      options.scenario.roofs.format, out,
+      [&] {
+        nlohmann::ordered_json json = sweep_to_json(result);
+        if (json.contains("shard")) {
+          // What rsim merge needs to find the crossovers on the whole grid.
+          json["shard"]["arguments"] = run_arguments(options.scenario);
+          json["shard"]["crossovers"] = sweep.crossovers;
+        }
+        return json;
+      },
       [&](std::ostream& stream) { write_sweep_csv(stream, result); },
       [&](std::ostream& stream) { write_sweep_text(stream, result); });
   if (result.cancelled) {
@@ -77,14 +91,17 @@ int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostrea
   }
   // A grid of nothing but invalid points answers nothing (issue 23 #6: it exited 0); the
   // report above says why each failed.
-  const bool any_valid =
-      std::any_of(result.points.begin(), result.points.end(),
-                  [](const SweepPoint& point) { return point.evaluated && point.error == 0; });
-  if (!result.points.empty() && !any_valid) {
+  // A shard answers for its slice only (which may be empty: more shards than points).
+  const auto [first, end] = result.shard.slice(result.points.size());
+  const auto begin = result.points.begin();
+  const bool any_valid = std::any_of(
+      begin + static_cast<std::ptrdiff_t>(first), begin + static_cast<std::ptrdiff_t>(end),
+      [](const SweepPoint& point) { return point.evaluated && point.error == 0; });
+  if (end > first && !any_valid) {
     err << fmt::format(
         "rsim: error: every one of the {} points is invalid (see each point's "
         "reason above)\n",
-        result.points.size());
+        end - first);
     return kExitInput;
   }
   return code;
@@ -109,6 +126,9 @@ Command add_sweep_command(CLI::App& app) {
   add_rank_by_option(*sweep, options->rank_by);
   sweep->add_flag("--no-crossovers", options->no_crossovers,
                   "Skip the crossover search between grid values");
+  sweep->add_option("--shard", options->shard,
+                    "Evaluate only the K-th of N contiguous slices of the grid (K/N, K from 1), "
+                    "as JSON; rsim merge joins the N outputs");
   sweep->add_option("--plot", options->plot,
                     "Write the time-vs-parameter chart (SVG): a lower…upper band per series along "
                     "the first numeric axis, crossovers marked");
