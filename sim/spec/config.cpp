@@ -8,6 +8,8 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 namespace rsim {
@@ -312,7 +314,32 @@ ConfigNode load_config_file(const std::filesystem::path& path) {
                         "larger than 16 MiB: not a configuration file rsim reads");
     }
   }
-  return parse_config(contents, path.string());
+  // The documents of the files read lately, by path and by their whole text: a process that
+  // loads the same files again (the Python module, calling rsim.run in a loop) reads them but
+  // parses each only once. Compared by content, not by modification time, so a file rewritten
+  // within the clock's tick is parsed again.
+  struct Parsed {
+    std::string contents;
+    ConfigNode document;
+  };
+  static std::mutex parsed_mutex;
+  static std::map<std::string, Parsed> parsed;
+  constexpr std::size_t kMaxParsedFiles = 256;
+  const std::string label = path.string();
+  {
+    const std::lock_guard lock(parsed_mutex);
+    if (const auto found = parsed.find(label);
+        found != parsed.end() && found->second.contents == contents) {
+      return found->second.document;
+    }
+  }
+  ConfigNode document = parse_config(contents, label);
+  const std::lock_guard lock(parsed_mutex);
+  if (parsed.size() >= kMaxParsedFiles) {
+    parsed.clear();
+  }
+  parsed.insert_or_assign(label, Parsed{std::move(contents), document});
+  return document;
 }
 
 ConfigNode ConfigFiles::load(const std::filesystem::path& path) {
