@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/json.hpp"
 
-#include "sim/cost/gemm_quantization.hpp"
+#include "sim/report/json_records.hpp"
 #include "sim/spec/workload.hpp"
 
 #include <fmt/format.h>
@@ -14,38 +14,6 @@ namespace rsim {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-Json critical_value(const std::optional<CriticalBatch>& critical) {
-  if (!critical || critical->kind == CriticalBatch::Kind::never) {
-    return nullptr;
-  }
-  return critical->kind == CriticalBatch::Kind::always ? 1.0 : critical->tokens;
-}
-
-// Per memory tier: the bytes it serves and their time (× count), and the tile the tier inside
-// it holds ("tiles" is keyed by that inner tier).
-void add_tier_records(Json& record, const OpCost& cost, double count) {
-  Json bytes_by_tier = Json::object();
-  Json t_by_tier = Json::object();
-  Json intensity_by_tier = Json::object();
-  Json tiles = Json::object();
-  for (const TierCost& tier : cost.tiers) {
-    bytes_by_tier[tier.tier] = tier.bytes.si() * count;
-    intensity_by_tier[tier.tier] =
-        tier.bytes.si() > 0.0 ? Json(cost.flops.si() / tier.bytes.si()) : Json(nullptr);
-    t_by_tier[tier.tier] = tier.timed ? Json(tier.time.si() * count) : Json(nullptr);
-    if (tier.tile) {
-      tiles[tier.tile_tier] = Json{{"bm", tier.tile->bm},
-                                   {"bn", tier.tile->bn},
-                                   {"bk", tier.tile->bk},
-                                   {"resident", tier.operand_resident}};
-    }
-  }
-  record["bytes_by_tier"] = bytes_by_tier;
-  record["t_by_tier_s"] = t_by_tier;
-  record["intensity_by_tier"] = intensity_by_tier;
-  record["tiles"] = tiles;
-}
 
 Json provenance_json(const Provenance& provenance) {
   return provenance.derived.empty() ? Json{{"source", provenance.source}}
@@ -231,6 +199,38 @@ Json critical_batches_json(const RunResult& result) {
 }
 
 }  // namespace
+
+Json critical_value(const std::optional<CriticalBatch>& critical) {
+  if (!critical || critical->kind == CriticalBatch::Kind::never) {
+    return nullptr;
+  }
+  return critical->kind == CriticalBatch::Kind::always ? 1.0 : critical->tokens;
+}
+
+// Per memory tier: the bytes it serves and their time (× count), and the tile the tier inside
+// it holds ("tiles" is keyed by that inner tier).
+void add_tier_records(Json& record, const OpCost& cost, double count) {
+  Json bytes_by_tier = Json::object();
+  Json t_by_tier = Json::object();
+  Json intensity_by_tier = Json::object();
+  Json tiles = Json::object();
+  for (const TierCost& tier : cost.tiers) {
+    bytes_by_tier[tier.tier] = tier.bytes.si() * count;
+    intensity_by_tier[tier.tier] =
+        tier.bytes.si() > 0.0 ? Json(cost.flops.si() / tier.bytes.si()) : Json(nullptr);
+    t_by_tier[tier.tier] = tier.timed ? Json(tier.time.si() * count) : Json(nullptr);
+    if (tier.tile) {
+      tiles[tier.tile_tier] = Json{{"bm", tier.tile->bm},
+                                   {"bn", tier.tile->bn},
+                                   {"bk", tier.tile->bk},
+                                   {"resident", tier.operand_resident}};
+    }
+  }
+  record["bytes_by_tier"] = bytes_by_tier;
+  record["t_by_tier_s"] = t_by_tier;
+  record["intensity_by_tier"] = intensity_by_tier;
+  record["tiles"] = tiles;
+}
 
 Json totals_json(const Totals& totals) {
   Json by_tier = Json::object();
@@ -494,92 +494,6 @@ Json run_to_json(const RunResult& result) {
       {"ops", ops},
       {"references", references},
   };
-}
-
-Json threshold_to_json(const ThresholdQuery& query, const ThresholdResult& result) {
-  return Json{
-      {"param", query.key},
-      {"roof", to_string(query.roof)},
-      {"scope", query.scope.empty() ? Json(nullptr) : Json(query.scope)},
-      {"value", result.value ? Json(*result.value) : Json(nullptr)},
-      {"searched_up_to", query.high},
-      {"step", query.step},
-      {"t_math_s", result.t_math.si()},
-      {"t_roof_s", result.t_roof.si()},
-      {"evaluations", result.evaluations},
-      {"largest_fitting", result.largest_fitting ? Json(*result.largest_fitting) : Json(nullptr)},
-      {"no_traffic", result.no_traffic}};
-}
-
-Json collective_to_json(const CollectiveResult& result) {
-  const CollectiveCost& cost = result.cost;
-  return Json{{"hardware", result.hardware},
-              {"network", result.tier.name},
-              {"topology", std::string(to_string(result.tier.topology))},
-              {"op", std::string(to_string(result.collective.kind))},
-              {"bytes", result.collective.bytes.si()},
-              {"axes", result.collective.axes},
-              {"wraparound", result.collective.wraparound},
-              {"algorithm", cost.algorithm},
-              {"hops", cost.hops},
-              {"bytes_per_device", cost.bytes_per_device.si()},
-              {"t_bandwidth_s", cost.bandwidth_time.si()},
-              {"t_latency_s", cost.latency_time.si()},
-              {"latency_bound", cost.latency_bound},
-              {"t_s", cost.time.si()}};
-}
-
-Json matmul_to_json(const MatmulResult& result) {
-  const OpCost& cost = result.cost;
-  Json collective = nullptr;
-  if (result.collective) {
-    const CollectiveCost& collective_cost = *result.collective_cost;
-    collective = Json{{"kind", std::string(to_string(result.collective->kind))},
-                      {"network", result.plan.network},
-                      {"bytes", result.collective->bytes.si()},
-                      {"bytes_per_device", collective_cost.bytes_per_device.si()},
-                      {"algorithm", collective_cost.algorithm},
-                      {"hops", collective_cost.hops},
-                      {"latency_bound", collective_cost.latency_bound},
-                      {"t_s", collective_cost.time.si()}};
-  }
-  Json record{{"hardware", result.roofs.hardware},
-              {"mode", result.roofs.mode},
-              {"compute_path", result.op.compute_path},
-              {"devices", result.plan.devices},
-              {"shard", result.plan.devices > 1 ? Json(std::string(to_string(result.plan.shard)))
-                                                : Json(nullptr)},
-              {"flops", cost.flops.si()},
-              {"bytes", cost.bytes.si()},
-              {"intensity", cost.intensity},
-              {"critical_intensity", cost.critical_intensity},
-              {"t_math_s", cost.t_math.si()},
-              {"t_comms_s", cost.t_mem.si()},
-              {"t_net_s", result.t_net.si()},
-              {"t_lower_s", result.t_lower.si()},
-              {"t_expected_s", result.t_expected.si()},
-              {"t_upper_s", result.t_upper.si()},
-              {"bound", to_string(result.bound)},
-              {"critical_batch", critical_value(result.critical)},
-              {"collective", collective},
-              {"critical_d", result.critical_d ? Json(*result.critical_d) : Json(nullptr)}};
-  record["ideal_bytes"] = cost.ideal_bytes.si();
-  record["ideal_intensity"] = cost.ideal_intensity;
-  record["bound_tier"] = cost.bound_tier.empty() ? Json(nullptr) : Json(cost.bound_tier);
-  add_tier_records(record, cost, 1.0);
-  // How the GEMM's tiles fill the SMs (the expected time's wave and tile quantization); null on
-  // hardware that names no GEMM tiles.
-  const GemmQuantization& quantization = result.roofs.gemm_quantization;
-  if (quantization.tiles.empty()) {
-    record["gemm_quantization"] = nullptr;
-  } else {
-    const GemmFill fill = gemm_fill(gemm_shape(result.op), quantization);
-    record["gemm_quantization"] =
-        Json{{"useful", fill.useful},      {"tile_m", fill.tile.m}, {"tile_n", fill.tile.n},
-             {"tiles", fill.tiles},        {"split_k", fill.split}, {"waves", fill.waves},
-             {"units", quantization.units}};
-  }
-  return record;
 }
 
 std::optional<std::string> find_non_finite(const nlohmann::ordered_json& json) {

@@ -46,8 +46,8 @@ void parse_fractions(const ConfigNode& map, std::vector<Item>& items, std::strin
   }
 }
 
-// `gemm: {tiles: [[128, 256], …], split_k_min: 1024, units: 132, source: …}`; `units` defaults to
-// the count of the per-SM (per-CU) memory tier.
+// `gemm: {tiles: [[128, 256], …], mma: [64, 8], split_k_min: 1024, units: 132, source: …}`;
+// `units` defaults to the count of the per-SM (per-CU) memory tier.
 void parse_gemm(const ConfigNode& node, HardwareSpec& spec) {
   node.allow_only({"tiles", "mma", "split_k_min", "units", "source", "derived"});
   const auto positive = [](const ConfigNode& value, std::string_view what) {
