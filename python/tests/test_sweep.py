@@ -58,8 +58,8 @@ def test_dask_sweep_and_search_equal_the_local_calls():
         assert rsim.distributed.sweep(client, SWEEP, shards=5, threads=2).to_json() == \
             local.to_json()
         train = "scenarios/llama3_8b_train_h100.yaml"
-        local_search = rsim.search(train, devices=8, top=5, threads=2)
-        remote = rsim.distributed.search(client, train, devices=8, top=5, threads=2, shards=3)
+        local_search = rsim.search(train, devices=4, top=5, threads=2)
+        remote = rsim.distributed.search(client, train, devices=4, top=5, threads=2, shards=3)
         assert remote.to_json() == local_search.to_json()
 
 

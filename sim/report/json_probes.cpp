@@ -5,8 +5,11 @@
 #include "sim/report/json_records.hpp"
 
 namespace rsim {
+namespace {
 
 using Json = nlohmann::ordered_json;
+
+}  // namespace
 
 Json threshold_to_json(const ThresholdQuery& query, const ThresholdResult& result) {
   return Json{

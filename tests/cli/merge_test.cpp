@@ -91,16 +91,16 @@ TEST_CASE("sweep shards keep their --set and --precision for the merged crossove
 }
 
 TEST_CASE("a training search run in shards and merged prints the unsharded search") {
-  // Llama 3 8B on 8 H100s: 129 plan shapes; each shard keeps its best --top 5, of which the
+  // Llama 3 8B on 4 H100s: 63 plan shapes; each shard keeps its best --top 5, of which the
   // merge keeps the best 5 of all, ranked again; counts and rejections by reason added up.
   const std::vector<std::string> search{"search",    "scenarios/llama3_8b_train_h100.yaml",
-                                        "--devices", "8",
+                                        "--devices", "4",
                                         "--format",  "json",
                                         "--top",     "5",
                                         "--threads", "2"};
   const rsim::test::Outcome whole = rsim_cli(search);
   REQUIRE(whole.code == 0);
-  const rsim::test::Outcome merged = merge_files(shard_files(search, 4, "merge_search"));
+  const rsim::test::Outcome merged = merge_files(shard_files(search, 3, "merge_search"));
   INFO(merged.err);
   REQUIRE(merged.code == 0);
   CHECK(merged.out == whole.out);
@@ -110,19 +110,28 @@ TEST_CASE("a training search run in shards and merged prints the unsharded searc
 }
 
 TEST_CASE("rsim merge names the file that is missing, doubled or not a shard") {
-  const std::vector<std::string> search{"search",    "scenarios/llama3_8b_train_h100.yaml",
-                                        "--devices", "8",
-                                        "--format",  "json",
-                                        "--top",     "3",
-                                        "--threads", "2"};
-  const std::vector<std::string> files = shard_files(search, 3, "merge_errors");  // 3/3, 2/3, 1/3
+  // A two-point sweep in three shards (one of them empty), without crossovers: the checks are
+  // the merge's, not the sweep's.
+  const std::vector<std::string> sweep{"sweep",
+                                       "scenarios/shard_d_vs_batch.yaml",
+                                       "--over",
+                                       "workload.batch=16,32",
+                                       "--over",
+                                       "plan=shard_batch",
+                                       "--no-crossovers",
+                                       "--format",
+                                       "json",
+                                       "--threads",
+                                       "1"};
+  const std::vector<std::string> files = shard_files(sweep, 3, "merge_errors");  // 3/3, 2/3, 1/3
+  REQUIRE(merge_files(files).code == 0);
   const rsim::test::Outcome missing = merge_files({files[0], files[1]});
   CHECK(missing.code == 2);
   CHECK(missing.err == "rsim: shard 1/3 is missing: merge needs all 3 shards' files\n");
   const rsim::test::Outcome doubled = merge_files({files[0], files[1], files[2], files[2]});
   CHECK(doubled.code == 2);
   CHECK_THAT(doubled.err, Catch::Contains("shard 1/3 was given twice"));
-  const rsim::test::Outcome whole = rsim_cli(search);
+  const rsim::test::Outcome whole = rsim_cli(sweep);
   const auto whole_path = std::filesystem::temp_directory_path() / "rsim_merge_errors_whole.json";
   std::ofstream(whole_path) << whole.out;
   const rsim::test::Outcome not_shard = merge_files({whole_path.string()});

@@ -89,7 +89,9 @@ TEST_CASE("run_args reproduce the GPT-3 175B search's best plans bit for bit",
 
 TEST_CASE("run_args reproduce the Llama 3 8B search's plans: overlaps, interleave, offload",
           "[search][train]") {
-  const TrainingSearchResult result = search("llama3_8b_train_h100", 64, 0);
+  // One HGX node of 8 (29,919 plans kept, every schedule choice among them; the plans across
+  // nodes are reproduced by the 16-device test below): 64 devices took 200 s under ASan.
+  const TrainingSearchResult result = search("llama3_8b_train_h100", 8, 0);
   REQUIRE(result.ranked.size() >= 3);
   for (std::size_t index = 0; index < 3; ++index) {
     check_reproduced("llama3_8b_train_h100", result.ranked[index]);
