@@ -115,16 +115,20 @@ TEST_CASE("run_args reproduce the Llama 3 8B search's plans: overlaps, interleav
 }
 
 TEST_CASE("the search's JSON run_args given to `rsim run` print its step_lower_s", "[cli][train]") {
-  // The search's own roof and scenario options come first: a slower HBM, Adam → SGD.
+  // The search's own roof and scenario options come first: a slower HBM, Adam → SGD, and a step
+  // of 8 sequences (32,768 tokens), which keeps the search small under ASan (137,184 plans, 1,188
+  // analyses) and ranks first a plan across two nodes (model over NVLink, data over IB).
   const rsim::test::Outcome searched = rsim::test::rsim_cli(
       {"search", rsim::test::source_path("scenarios/llama3_8b_train_h100.yaml"), "--devices", "16",
        "--top", "1", "--format", "json", "--bandwidth", "hbm=2 TB/s", "--set",
-       "workload.optimizer=sgd"});
+       "workload.optimizer=sgd", "--set", "workload.global_batch_tokens=32768"});
   REQUIRE(searched.code == 0);
   const auto searched_json = nlohmann::json::parse(searched.out);
   CHECK(searched_json["scenario_args"] ==
-        nlohmann::json({"--bandwidth", "hbm=2 TB/s", "--set", "workload.optimizer=sgd"}));
+        nlohmann::json({"--bandwidth", "hbm=2 TB/s", "--set", "workload.optimizer=sgd", "--set",
+                        "workload.global_batch_tokens=32768"}));
   const auto best = searched_json["ranked"][0];
+  CHECK(best["mesh"].get<std::string>().find("over ib") != std::string::npos);
   std::vector<std::string> args{
       "run", rsim::test::source_path("scenarios/llama3_8b_train_h100.yaml"), "--format", "json"};
   for (const auto* list : {&searched_json["scenario_args"], &best["run_args"]}) {
