@@ -290,6 +290,11 @@ Json variant_record(const RunResult& run, const RunResult& baseline) {
   record["fits"] = run.footprint.fits();
   record["lower_vs_baseline"] = totals.t_lower / baseline.bounds.total.t_lower;
   record["upper_vs_baseline"] = totals.t_upper / baseline.bounds.total.t_upper;
+  // A decode's tokens per second, and a request's time to first token (its prefill), time per
+  // output token and tokens per second: the same record as rsim run's, per variant or plan.
+  if (Json decode = decode_json(run); !decode.is_null()) {
+    record["decode"] = std::move(decode);
+  }
   return record;
 }
 

@@ -499,6 +499,37 @@ TEST_CASE("rsim run reports a decode request in text and JSON", "[cli][decode]")
   CHECK(json["fits"] == true);
 }
 
+TEST_CASE("whatif and compare give each variant's TTFT, TPOT and tokens per second",
+          "[cli][decode]") {
+  // Issue 27: wherever a decode request appears. Each variant's record is the one rsim run
+  // prints for that variant (TTFT = the prompt's prefill, TPOT = Σ steps / 512).
+  const auto whatif = nlohmann::json::parse(
+      rsim_cli({"whatif", scenario("llama3_70b_request_h100"), "--format", "json"}).out);
+  REQUIRE(whatif["variants"].size() == 4);
+  for (const auto& variant : whatif["variants"]) {
+    const std::string name = variant["variant"];
+    INFO(name);
+    std::vector<std::string> run{"run", scenario("llama3_70b_request_h100"), "--format", "json"};
+    if (name != "baseline") {
+      run.insert(run.end(), {"--variant", name});
+    }
+    const auto ran = nlohmann::json::parse(rsim_cli(run).out);
+    CHECK(variant["decode"] == ran["decode"]);
+    const auto& request = variant["decode"]["request"];
+    CHECK(request["per_output_token"]["t_expected_s"].get<double>() ==
+          Approx(request["decode"]["t_expected_s"].get<double>() / 512.0));
+  }
+  const auto compare =
+      nlohmann::json::parse(rsim_cli({"compare", scenario("llama3_70b_request_h100"), "--plan",
+                                      "megatron_tp", "--format", "json"})
+                                .out);
+  CHECK(compare["variants"][0]["decode"]["request"]["prefill"].contains("t_lower_s"));
+  // A prefill has no decode record.
+  const auto prefill =
+      nlohmann::json::parse(rsim_cli({"whatif", scenario("pi05_thor"), "--format", "json"}).out);
+  CHECK_FALSE(prefill["variants"][0].contains("decode"));
+}
+
 TEST_CASE("a name that is not UTF-8 still makes valid JSON", "[cli]") {
   // Issue 23 #4: nlohmann's dump threw type_error.316 on the byte 0xFF (exit 1); the byte
   // becomes U+FFFD (EF BF BD).
