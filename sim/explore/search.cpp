@@ -172,6 +172,7 @@ class Searcher {
       candidate.sequences_per_device_s =
           static_cast<double>(run.scenario.workload.batch) /
           (ranked_time(run.bounds.total, rank_by_).si() * static_cast<double>(devices));
+      candidate.request = run.request;
       result.ranked.push_back(std::move(candidate));
     } catch (const PlanError& error) {
       result.rejected.push_back({preset, mesh, rejection_reason(error.problem()), error.what()});

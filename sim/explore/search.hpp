@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct SearchCandidate {
   double sequences_per_device_s = 0.0;  ///< batch / (expected time × devices)
   bool pareto = false;  ///< no other plan is both faster and does more work per device
   std::vector<MeshAxis> mesh_axes = {};  ///< the mesh itself, axis by axis
+  /// A decode request's (decode_steps > 0): its prefill (time to first token), steps and total.
+  std::optional<DecodeRequest> request = {};
 };
 
 /// Why a search did not cost a plan; to_string gives the phrase the reports count by.

@@ -241,6 +241,19 @@ nlohmann::ordered_json search_to_json(const SearchResult& result, std::size_t to
                           {"device_seconds_per_sequence", 1.0 / candidate.sequences_per_device_s},
                           {"pareto", candidate.pareto},
                           {"mesh_axes", mesh_axes_json(candidate.mesh_axes)}});
+    if (candidate.request) {
+      // A decode request's time to first token (its prefill) and time per output token, as
+      // rsim run's decode.request gives them.
+      const auto times = [](PhaseTimes phase) {
+        return Json{{"t_lower_s", phase.lower.si()},
+                    {"t_expected_s", phase.expected.si()},
+                    {"t_upper_s", phase.upper.si()}};
+      };
+      ranked.back()["request"] =
+          Json{{"prefill", times(candidate.request->prefill)},
+               {"per_output_token", times(candidate.request->per_output_token())},
+               {"total", times(candidate.request->total())}};
+    }
   }
   Json rejected = Json::object();
   for (const auto& [reason, count] : rejection_counts(result)) {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 namespace {
@@ -499,7 +500,7 @@ TEST_CASE("rsim run reports a decode request in text and JSON", "[cli][decode]")
   CHECK(json["fits"] == true);
 }
 
-TEST_CASE("whatif and compare give each variant's TTFT, TPOT and tokens per second",
+TEST_CASE("whatif compare and search give each plan's TTFT and TPOT and tokens per second",
           "[cli][decode]") {
   // Issue 27: wherever a decode request appears. Each variant's record is the one rsim run
   // prints for that variant (TTFT = the prompt's prefill, TPOT = Σ steps / 512).
@@ -524,6 +525,18 @@ TEST_CASE("whatif and compare give each variant's TTFT, TPOT and tokens per seco
                                       "megatron_tp", "--format", "json"})
                                 .out);
   CHECK(compare["variants"][0]["decode"]["request"]["prefill"].contains("t_lower_s"));
+  // The inference search's plans too: megatron_tp over the node is the scenario's own plan.
+  const auto search =
+      nlohmann::json::parse(rsim_cli({"search", scenario("llama3_70b_request_h100"), "--devices",
+                                      "8", "--top", "0", "--format", "json"})
+                                .out);
+  const auto own = std::find_if(search["ranked"].begin(), search["ranked"].end(), [](auto& plan) {
+    return plan["preset"] == "megatron_tp" && plan["devices_per_replica"] == 8;
+  });
+  REQUIRE(own != search["ranked"].end());
+  const auto& baseline = whatif["variants"][0]["decode"]["request"];
+  CHECK((*own)["request"]["prefill"] == baseline["prefill"]);
+  CHECK((*own)["request"]["per_output_token"] == baseline["per_output_token"]);
   // A prefill has no decode record.
   const auto prefill =
       nlohmann::json::parse(rsim_cli({"whatif", scenario("pi05_thor"), "--format", "json"}).out);
