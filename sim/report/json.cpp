@@ -29,12 +29,6 @@ const Totals* stage_totals(const RunResult& result, const std::string& stage) {
   return nullptr;
 }
 
-Json phase_json(PhaseTimes times) {
-  return Json{{"t_lower_s", times.lower.si()},
-              {"t_expected_s", times.expected.si()},
-              {"t_upper_s", times.upper.si()}};
-}
-
 // Tokens per second at the lower bound (the most) and at the upper bound (the least).
 Json rate_json(double tokens, PhaseTimes times) {
   return Json{{"at_lower", tokens / times.lower.si()}, {"at_upper", tokens / times.upper.si()}};
@@ -199,6 +193,12 @@ Json critical_batches_json(const RunResult& result) {
 }
 
 }  // namespace
+
+Json phase_json(PhaseTimes times) {
+  return Json{{"t_lower_s", times.lower.si()},
+              {"t_expected_s", times.expected.si()},
+              {"t_upper_s", times.upper.si()}};
+}
 
 Json critical_value(const std::optional<CriticalBatch>& critical) {
   if (!critical || critical->kind == CriticalBatch::Kind::never) {

@@ -2,6 +2,7 @@
 #include "sim/report/search_report.hpp"
 
 #include "sim/report/format.hpp"
+#include "sim/report/json_records.hpp"
 #include "sim/report/table.hpp"
 #include "sim/report/text_width.hpp"
 
@@ -244,15 +245,10 @@ nlohmann::ordered_json search_to_json(const SearchResult& result, std::size_t to
     if (candidate.request) {
       // A decode request's time to first token (its prefill) and time per output token, as
       // rsim run's decode.request gives them.
-      const auto times = [](PhaseTimes phase) {
-        return Json{{"t_lower_s", phase.lower.si()},
-                    {"t_expected_s", phase.expected.si()},
-                    {"t_upper_s", phase.upper.si()}};
-      };
       ranked.back()["request"] =
-          Json{{"prefill", times(candidate.request->prefill)},
-               {"per_output_token", times(candidate.request->per_output_token())},
-               {"total", times(candidate.request->total())}};
+          Json{{"prefill", phase_json(candidate.request->prefill)},
+               {"per_output_token", phase_json(candidate.request->per_output_token())},
+               {"total", phase_json(candidate.request->total())}};
     }
   }
   Json rejected = Json::object();
