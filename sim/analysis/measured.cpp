@@ -374,6 +374,13 @@ std::vector<KernelOnRoofs> place_kernels(const std::vector<MeasuredKernel>& kern
     RSIM_CHECK(path != nullptr, "an op's compute path is on the roofs");
     result.achieved = FlopsPerSecond(result.flops.si() / kernel.duration.si());
     result.achieved_bandwidth = BytesPerSecond(kernel.dram_bytes.si() / kernel.duration.si());
+    if (!std::isfinite(result.achieved.si()) || !std::isfinite(result.achieved_bandwidth.si())) {
+      // A duration near zero against large counts (a fuzz finding: 1e-310 s) overflows.
+      fail(file, kernel.line,
+           fmt::format("kernel \"{}\" (ID {}): its FLOPs or bytes over its {} s duration are "
+                       "not a finite rate: check gpu__time_duration.sum's unit",
+                       kernel.name, kernel.id, kernel.duration.si()));
+    }
     result.intensity =
         kernel.dram_bytes.si() > 0.0 ? result.flops.si() / kernel.dram_bytes.si() : 0.0;
     result.dram_fraction = result.achieved_bandwidth / dram;

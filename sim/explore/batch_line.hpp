@@ -41,6 +41,10 @@ class BatchLine {
     Workspace(const Workspace&) = delete;
     Workspace& operator=(const Workspace&) = delete;
     TileCache cache;
+    /// The graph and its costs at the last point evaluated (rows in `table().order`): for
+    /// callers that split the totals by op (the serving simulation's iteration costs).
+    [[nodiscard]] const OpGraph& graph() const { return graph_; }
+    [[nodiscard]] const CostTable& table() const { return table_; }
 
    private:
     friend class BatchLine;

@@ -244,7 +244,7 @@ namespace {
 void allow_scenario_keys(const ConfigNode& document) {
   document.allow_only({"name", "hardware", "calibration", "mode", "model", "workload", "precision",
                        "fusion", "per_batch_weights", "plan", "tiles", "host_share", "reference",
-                       "sweep", "variants"});
+                       "sweep", "variants", "scheduler", "speculative", "slo"});
 }
 
 // What a scenario may leave out (docs/yaml.md "Scenario"): its name (the file's stem), bf16
@@ -261,6 +261,40 @@ void add_defaults(ConfigNode& document, const std::filesystem::path& path) {
     if (document.find(key) == nullptr) {
       document.set_path(key, text, mark);
     }
+  }
+}
+
+// `phase: serve` with its `scheduler:`, `speculative:` and `slo:` (the draft model loads like the
+// scenario's); those keys are refused on any other phase.
+void parse_serving_keys(const ConfigNode& document, const ConfigNode& workload, Scenario& scenario,
+                        ConfigFiles* files) {
+  const ConfigNode* scheduler = document.find("scheduler");
+  const ConfigNode* speculative = document.find("speculative");
+  const ConfigNode* slo = document.find("slo");
+  if (workload.at("phase").as_string() != "serve") {
+    for (const ConfigNode* serve_only : {scheduler, speculative, slo}) {
+      if (serve_only != nullptr) {
+        serve_only->fail("is for a serving scenario (workload: {phase: serve, ...})");
+      }
+    }
+    return;
+  }
+  scenario.serving = parse_serving(workload, scheduler, speculative, slo);
+  if (speculative != nullptr) {
+    const ConfigNode& draft = speculative->at("draft");
+    try {
+      scenario.serving->speculative->draft =
+          load_model(resolve_node(draft, "models"), find_preset, files);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const InputError& error) {
+      draft.fail(error.what());
+    }
+    const ModelSpec& draft_model = scenario.serving->speculative->draft;
+    if (draft_model.composite || !draft_model.stages.front().component.decoder) {
+      draft.fail(fmt::format("the draft '{}' is not a single-stage decoder", draft_model.name));
+    }
+    set_decode_step(scenario.serving->speculative->draft.stages.front(), 1);
   }
 }
 
@@ -335,7 +369,9 @@ Scenario load_scenario(const std::filesystem::path& path, const ScenarioOverride
   } catch (const InputError& error) {
     model_node.fail(error.what());
   }
-  scenario.workload = parse_workload(document.at("workload"), scenario.model);
+  const ConfigNode& workload = document.at("workload");
+  scenario.workload = parse_workload(workload, scenario.model);
+  parse_serving_keys(document, workload, scenario, files);
   scenario.precision = parse_precision(document.at("precision"), scenario.hardware);
   scenario.fusion = parse_fusion(document.at("fusion"));
   if (const ConfigNode* share = document.find("host_share")) {

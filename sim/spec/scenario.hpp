@@ -7,6 +7,7 @@
 #include "sim/spec/model.hpp"
 #include "sim/spec/plan.hpp"
 #include "sim/spec/precision.hpp"
+#include "sim/spec/serving.hpp"
 #include "sim/spec/tile.hpp"
 
 #include <filesystem>
@@ -138,7 +139,9 @@ struct Scenario {
   Fusion fusion;
   std::vector<std::string> per_batch_weights;  ///< matmul groups whose weights have a batch axis
   Plan plan;                                   ///< the parallelism plan (default: one device)
-  RoofOverrides roof_overrides;                ///< a variant's peaks and bandwidths
+  /// `phase: serve`: the request stream and scheduler; the workload is then a decode step.
+  std::optional<ServingSpec> serving;
+  RoofOverrides roof_overrides;  ///< a variant's peaks and bandwidths
   Bytes host_share;   ///< unified memory kept for the CPU side (Thor): not available to the model
   TileChoices tiles;  ///< matmul tiles fixed per on-chip tier (`tiles:`); the rest are chosen
   /// `sweep:` — the grid `rsim sweep` evaluates without --over: ("KEY=VALUES", "file:line:col").

@@ -140,13 +140,29 @@ std::optional<std::string> microbatch_split_error(std::int64_t batch, std::int64
 }
 
 Workload parse_workload(const ConfigNode& node, ModelSpec& model) {
+  Workload workload;
+  workload.written_at = node.mark();
+  const std::string phase_name =
+      node.at("phase").as_choice({"prefill", "decode", "train", "serve"});
+  if (phase_name == "serve") {
+    // The stream itself is parse_serving's; the workload is a decode step of one sequence (the
+    // serving simulation costs its iterations at their own batches and contexts).
+    node.allow_only({"phase", "arrivals", "requests", "input_tokens", "output_tokens", "seed"});
+    if (model.composite || model.stages.front().component.vocab_size == 0 ||
+        !model.stages.front().component.decoder) {
+      node.at("phase").fail(fmt::format(
+          "serving needs a single-stage decoder with a vocabulary; '{}' is not one", model.name));
+    }
+    workload.phase = Phase::decode;
+    workload.batch = 1;
+    workload.context = 1;
+    set_decode_step(model.stages.front(), workload.context);
+    return workload;
+  }
   node.allow_only({"phase", "batch", "seq_len", "context", "decode_steps", "lm_head",
                    "global_batch_tokens", "microbatches", "recompute", "optimizer",
                    "pipeline_interleave", "overlap_gradients", "overlap_tensor", "overlap_weights",
                    "offload"});
-  Workload workload;
-  workload.written_at = node.mark();
-  const std::string phase_name = node.at("phase").as_choice({"prefill", "decode", "train"});
   workload.phase = phase_name == "train"    ? Phase::train
                    : phase_name == "decode" ? Phase::decode
                                             : Phase::prefill;

@@ -119,6 +119,12 @@ TEST_CASE("kernels without FLOPs and bad --match values are input errors", "[mea
   REQUIRE_THROWS_WITH(
       rsim::place_kernels(loaded, run.roofs, &run, {{"zzz", "prefix/layer/q_proj"}}, kernels),
       Catch::Matchers::Contains("no kernel in"));
+  // 1e300 B over 1 ps is 1e312 B/s: past a double (a fuzz finding printed inf as null).
+  const std::string overflow = ncu_file("rate_overflow.csv");
+  REQUIRE_THROWS_WITH(
+      rsim::place_kernels(rsim::load_ncu_csv(overflow), roofs, nullptr, {}, overflow),
+      Catch::Matchers::StartsWith(overflow + ":2: error: kernel \"rmsnorm") &&
+          Catch::Matchers::Contains("not a finite rate"));
   CHECK(rsim::parse_kernel_match("gemm_0=prefix/layer/q_proj").op == "prefix/layer/q_proj");
   REQUIRE_THROWS_AS(rsim::parse_kernel_match("gemm_0"), rsim::InputError);
 }

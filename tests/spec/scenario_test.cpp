@@ -77,7 +77,7 @@ TEST_CASE("each class of bad scenario input is a file:line:col error", "[scenari
       {"scenario_unknown_key.yaml",
        ":7:1: error: unknown key 'colour' (expected one of: name, hardware, calibration, mode, "
        "model, workload, precision, fusion, per_batch_weights, plan, tiles, host_share, "
-       "reference, sweep, variants)"},
+       "reference, sweep, variants, scheduler, speculative, slo)"},
       {"scenario_precision_missing.yaml",
        ":5:56: error: 'precision.compute': Google TPU v5e has no compute path 'fp8' (it has: bf16, "
        "int8, fp32)"},
@@ -95,7 +95,8 @@ TEST_CASE("each class of bad scenario input is a file:line:col error", "[scenari
       {"scenario_unknown_mode.yaml",
        ":3:7: error: 'mode': NVIDIA Jetson AGX Thor T5000 has no mode '60W' (modes: MAXN, 120W)"},
       {"scenario_unknown_phase.yaml",
-       ":4:19: error: 'workload.phase': expected one of: prefill, decode, train; got \"finetune\""},
+       ":4:19: error: 'workload.phase': expected one of: prefill, decode, train, serve; got "
+       "\"finetune\""},
       {"scenario_reference_not_time.yaml",
        ":8:27: error: 'reference[0].time': expected a time like \"63 ms\" or \"2 us\" (positive, "
        "with a unit), got \"63 GB\""},

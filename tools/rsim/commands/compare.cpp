@@ -38,20 +38,19 @@ struct CompareOptions {
 
 int compare_command(const ScenarioOptions& options, const std::vector<std::string>& plans,
                     std::ostream& out) {
-  std::vector<RunResult> runs;
-  runs.push_back(
-      run_scenario(load_scenario(options.scenario, scenario_overrides(options)), options));
+  std::vector<Scenario> scenarios;
+  scenarios.push_back(load_scenario(options.scenario, scenario_overrides(options)));
   for (const std::string& plan : plans) {
     ScenarioOverrides overrides = scenario_overrides(options);
     overrides.sets.emplace_back("plan.preset", plan);
     Scenario scenario = load_scenario(options.scenario, overrides);
     scenario.variant = "plan " + plan;
-    runs.push_back(run_scenario(std::move(scenario), options));
+    scenarios.push_back(std::move(scenario));
   }
   if (plans.empty()) {
     // No --plan: every preset the scenario's mesh takes and every variant of the file that
     // changes the plan alone, each plan once, named by all that make it.
-    const Scenario& baseline = runs.front().scenario;
+    const Scenario baseline = scenarios.front();
     std::vector<MeshPlan> mesh_plans = plans_on_mesh(baseline);
     std::vector<std::vector<std::string>> variants(mesh_plans.size());
     const std::vector<Scenario> declared =
@@ -87,15 +86,14 @@ int compare_command(const ScenarioOptions& options, const std::vector<std::strin
     };
     // The baseline row says its plan: the plan column is the first a narrow table hides.
     const std::string own = name(0);
-    runs.front().scenario.variant =
-        "baseline = " + (own.empty() ? "plan " + baseline.plan.name : own);
+    scenarios.front().variant = "baseline = " + (own.empty() ? "plan " + baseline.plan.name : own);
     for (std::size_t index = 1; index < mesh_plans.size(); ++index) {
       Scenario scenario = load_scenario(options.scenario, scenario_overrides(options));
       scenario.plan = mesh_plans[index].plan;
       scenario.variant = name(index);
-      runs.push_back(run_scenario(std::move(scenario), options));
+      scenarios.push_back(std::move(scenario));
     }
-    if (runs.size() == 1) {
+    if (scenarios.size() == 1) {
       throw InputError(fmt::format(
           "rsim compare: {}'s plan ({}) leaves no other preset on its mesh to compare; give "
           "--plan PRESET, or a plan with a mesh (--set plan={{preset: megatron_tp, mesh: "
@@ -103,7 +101,15 @@ int compare_command(const ScenarioOptions& options, const std::vector<std::strin
           options.scenario, baseline.plan.name.empty() ? "single" : baseline.plan.name));
     }
   }
-  return emit_runs(options, runs, "Plans: " + runs.front().scenario.name, out);
+  const std::string title = "Plans: " + scenarios.front().name;
+  if (scenarios.front().serving) {
+    return emit_serving(options, scenarios, title, out);
+  }
+  std::vector<RunResult> runs;
+  for (Scenario& scenario : scenarios) {
+    runs.push_back(run_scenario(std::move(scenario), options));
+  }
+  return emit_runs(options, runs, title, out);
 }
 
 }  // namespace

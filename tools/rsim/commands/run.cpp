@@ -11,6 +11,7 @@
 #include "sim/report/html.hpp"
 #include "sim/report/json.hpp"
 #include "sim/report/measured_report.hpp"
+#include "sim/report/serving_report.hpp"
 #include "sim/report/text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -31,10 +32,40 @@ struct RunOptions {
   std::vector<std::string> matches;
 };
 
+// A serving scenario: the simulation at the iterations' expected times and at their bounds.
+int serve_command(const RunOptions& options, const Scenario& scenario, std::ostream& out) {
+  for (const auto& [flag, given] :
+       {std::pair{"--explain", !options.explain.empty()},
+        std::pair{"--plot", !options.plot.empty()}, std::pair{"--html", !options.html.empty()},
+        std::pair{"--measured", !options.measured.empty()}}) {
+    if (given) {
+      throw InputError(
+          fmt::format("{}: {} is for a step; a serving scenario reports its "
+                      "request stream (see --format json)",
+                      scenario.file, flag));
+    }
+  }
+  const Roofs roofs = scenario_roofs(scenario, options.scenario.roofs.mode,
+                                     parse_overrides(options.scenario.roofs));
+  const std::unique_ptr<IterationCost> cost = serving_cost(scenario, roofs);
+  const std::unique_ptr<IterationCost> draft = draft_cost(scenario, roofs);
+  ServingRun run;
+  run.scenario = &scenario;
+  run.expected = simulate_serving(*scenario.serving, *cost, draft.get(), ServingClock::expected);
+  run.lower = simulate_serving(*scenario.serving, *cost, draft.get(), ServingClock::lower);
+  return emit(
+      options.scenario.roofs.format, out, [&] { return serving_run_to_json(run); },
+      [&](std::ostream& stream) { write_serving_csv(stream, run); },
+      [&](std::ostream& stream) { write_serving_text(stream, run); });
+}
+
 int run_command(const RunOptions& options, std::ostream& out) {
-  const RunResult result =
-      run_scenario(load_scenario(options.scenario.scenario, scenario_overrides(options.scenario)),
-                   options.scenario);
+  Scenario scenario =
+      load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
+  if (scenario.serving) {
+    return serve_command(options, scenario, out);
+  }
+  const RunResult result = run_scenario(std::move(scenario), options.scenario);
   if (!options.explain.empty()) {
     const Op& op =
         result.graph.op(find_explained_op(result.graph, result.table.order, options.explain));

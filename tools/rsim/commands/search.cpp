@@ -2,6 +2,7 @@
 #include "sim/explore/search.hpp"
 
 #include "commands/commands.hpp"
+#include "commands/side_by_side.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "progress.hpp"
@@ -67,6 +68,7 @@ int search_command(const SearchOptionsCli& options, std::ostream& out, std::ostr
   const RankBy rank_by = parse_rank_by_option(options.rank_by);
   Scenario scenario =
       load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
+  refuse_serving(scenario, "search");
   const Roofs roofs = scenario_roofs(scenario, options.scenario.roofs.mode,
                                      parse_overrides(options.scenario.roofs));
   const Shard shard = options.shard.empty() ? Shard{} : parse_shard(options.shard, "--shard");

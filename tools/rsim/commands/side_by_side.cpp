@@ -2,11 +2,15 @@
 #include "commands/side_by_side.hpp"
 
 #include "output.hpp"
+#include "sim/base/error.hpp"
 #include "sim/report/chart/bar_chart.hpp"
 #include "sim/report/csv.hpp"
 #include "sim/report/html.hpp"
 #include "sim/report/json.hpp"
+#include "sim/report/serving_report.hpp"
 #include "sim/report/text.hpp"
+
+#include <fmt/format.h>
 
 namespace rsim::cli {
 namespace {
@@ -32,6 +36,52 @@ int emit_runs(const ScenarioOptions& options, const std::vector<RunResult>& runs
       options.roofs.format, out, [&] { return whatif_to_json(runs); },
       [&](std::ostream& stream) { write_whatif_csv(stream, runs); },
       [&](std::ostream& stream) { write_whatif_text(stream, runs); });
+}
+
+int emit_serving(const ScenarioOptions& options, const std::vector<Scenario>& scenarios,
+                 const std::string& title, std::ostream& out) {
+  for (const auto& [flag, given] :
+       {std::pair{"--plot", !options.plot.empty()}, std::pair{"--html", !options.html.empty()}}) {
+    if (given) {
+      throw InputError(
+          fmt::format("{}: {} charts steps; a serving scenario's runs are tables "
+                      "(--format json|csv)",
+                      options.scenario, flag));
+    }
+  }
+  std::vector<ServingVariant> variants;
+  for (const Scenario& scenario : scenarios) {
+    ServingVariant variant;
+    variant.scenario = &scenario;
+    variant.name = scenario.variant.empty() ? std::string("baseline") : scenario.variant;
+    try {
+      const Roofs roofs =
+          scenario_roofs(scenario, options.roofs.mode, parse_overrides(options.roofs));
+      variant.result = simulate_serving(scenario, roofs, ServingClock::expected);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const InputError& error) {
+      if (variants.empty()) {
+        throw;  // the baseline itself
+      }
+      variant.why_not = error.what();
+    }
+    variants.push_back(std::move(variant));
+  }
+  return emit(
+      options.roofs.format, out, [&] { return serving_variants_to_json(variants); },
+      [&](std::ostream& stream) { write_serving_variants_csv(stream, variants); },
+      [&](std::ostream& stream) { write_serving_variants_text(stream, title, variants); });
+}
+
+void refuse_serving(const Scenario& scenario, std::string_view command) {
+  if (scenario.serving) {
+    throw InputError(fmt::format(
+        "{}: a serving scenario (phase: serve): `rsim run` simulates its request stream, "
+        "`rsim whatif` its variants and `rsim compare` its plans; `rsim {}` costs a step (use "
+        "a prefill or decode scenario)",
+        scenario.file, command));
+  }
 }
 
 }  // namespace rsim::cli

@@ -14,4 +14,12 @@ namespace rsim::cli {
 int emit_runs(const ScenarioOptions& options, const std::vector<RunResult>& runs,
               const std::string& title, std::ostream& out);
 
+// Serving scenarios side by side: each simulated (one that cannot be says why), then the table /
+// JSON / CSV of their latencies and throughput.
+int emit_serving(const ScenarioOptions& options, const std::vector<Scenario>& scenarios,
+                 const std::string& title, std::ostream& out);
+
+// Refuses a serving scenario for a command that costs a step (exit 2, naming what serves).
+void refuse_serving(const Scenario& scenario, std::string_view command);
+
 }  // namespace rsim::cli

@@ -2,6 +2,7 @@
 #include "sim/explore/sweep.hpp"
 
 #include "commands/commands.hpp"
+#include "commands/side_by_side.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "progress.hpp"
@@ -30,17 +31,69 @@ struct SweepOptionsCli {
   std::string shard;
 };
 
+// A serving scenario's sweep (the throughput–latency curve over workload.arrivals.rate, the
+// scheduler's caps): every grid point simulated, one row each.
+int sweep_serving(const SweepOptionsCli& options, const std::vector<SweepAxis>& axes,
+                  std::ostream& out) {
+  if (axes.empty()) {
+    throw InputError(
+        "a sweep needs at least one axis: --over KEY=VALUES (e.g. "
+        "workload.arrivals.rate=1,2,4,8)");
+  }
+  if (!options.shard.empty()) {
+    throw InputError("--shard: a serving sweep runs in one process");
+  }
+  std::size_t points = 1;
+  for (const SweepAxis& axis : axes) {
+    points *= axis.values.size();
+    if (points > 10'000) {
+      throw InputError(
+          fmt::format("a serving sweep of more than 10,000 points ({}...): each "
+                      "point simulates the whole request stream",
+                      points));
+    }
+  }
+  std::vector<Scenario> scenarios;
+  std::vector<std::size_t> index(axes.size(), 0);
+  for (std::size_t point = 0; point < points; ++point) {
+    ScenarioOverrides overrides = scenario_overrides(options.scenario);
+    std::vector<std::string> name;
+    for (std::size_t axis = 0; axis < axes.size(); ++axis) {
+      const std::string& value = axes[axis].values[index[axis]];
+      overrides.sets.emplace_back(axes[axis].key, value);
+      name.push_back(fmt::format("{}={}", axes[axis].key, value));
+    }
+    Scenario scenario = load_scenario(options.scenario.scenario, overrides);
+    scenario.variant = fmt::format("{}", fmt::join(name, " "));
+    scenarios.push_back(std::move(scenario));
+    // The last axis fastest, as the step sweeps order their grid.
+    for (std::size_t axis = axes.size(); axis-- > 0;) {
+      if (++index[axis] < axes[axis].values.size()) {
+        break;
+      }
+      index[axis] = 0;
+    }
+  }
+  ScenarioOptions scenario_options = options.scenario;
+  scenario_options.plot = options.plot;
+  scenario_options.html = options.html;
+  return emit_serving(scenario_options, scenarios, "Sweep: " + scenarios.front().name, out);
+}
+
 int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostream& err) {
   std::vector<SweepAxis> axes;
   for (const std::string& text : options.over) {
     axes.push_back(parse_sweep_axis(text, "--over"));
   }
+  const Scenario baseline =
+      load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
   if (axes.empty()) {
-    const Scenario scenario =
-        load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
-    for (const auto& [assignment, origin] : scenario.sweep) {
+    for (const auto& [assignment, origin] : baseline.sweep) {
       axes.push_back(parse_sweep_axis(assignment, origin));
     }
+  }
+  if (baseline.serving) {
+    return sweep_serving(options, axes, out);
   }
   SweepOptions sweep;
   sweep.threads = options.threads;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "commands/commands.hpp"
+#include "commands/side_by_side.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "sim/analysis/request.hpp"
@@ -24,6 +25,8 @@ struct ThresholdOptions {
 };
 
 int threshold_command(const ThresholdOptions& options, std::ostream& out) {
+  refuse_serving(load_scenario(options.scenario.scenario, scenario_overrides(options.scenario)),
+                 "threshold");
   ThresholdQuery query;
   query.key = options.param;
   query.roof = options.roof == "network" ? Bound::network : Bound::memory;

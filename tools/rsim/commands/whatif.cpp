@@ -20,6 +20,9 @@ int whatif_command(const ScenarioOptions& options, std::ostream& out) {
     scenarios.push_back(load_scenario(options.scenario, scenario_overrides(baseline)));
     scenarios.push_back(load_scenario(options.scenario, scenario_overrides(options)));
   }
+  if (scenarios.front().serving) {
+    return emit_serving(options, scenarios, "What if: " + scenarios.front().name, out);
+  }
   std::vector<RunResult> runs;
   for (Scenario& scenario : scenarios) {
     runs.push_back(run_scenario(std::move(scenario), options));

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The serving simulation: a stream of requests through a continuous-batching scheduler, one
+// iteration at a time, each costed by the cost model (IterationCost). Deterministic for a seed.
+
+#include "sim/explore/serving_cost.hpp"
+#include "sim/spec/scenario.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace rsim {
+
+/// Which of an iteration's times advances the simulated clock.
+enum class ServingClock { expected, lower };
+
+/// Mean and percentiles of one latency over the requests (seconds).
+struct LatencySummary {
+  double mean = 0.0;
+  double p50 = 0.0;
+  double p90 = 0.0;
+  double p99 = 0.0;
+  std::int64_t count = 0;  ///< requests it is taken over
+};
+
+/// Percentile `p` (0…100) of sorted `values`, interpolated linearly between ranks (NumPy's
+/// default, "linear"): values[(n − 1)·p/100].
+double percentile(const std::vector<double>& sorted, double p);
+LatencySummary summarize(std::vector<double> values);
+
+struct ServingResult {
+  ServingClock clock = ServingClock::expected;
+  std::int64_t requests = 0;
+  std::int64_t devices = 1;
+  double makespan_s = 0.0;  ///< first arrival to last completion
+  LatencySummary ttft;      ///< arrival → first token
+  LatencySummary tpot;      ///< (last token − first token) / (output tokens − 1), per request
+  LatencySummary e2e;       ///< arrival → last token
+  LatencySummary queueing;  ///< arrival → first scheduled
+  double requests_per_s = 0.0;
+  double output_tokens_per_s = 0.0;  ///< all output tokens / makespan
+  double input_tokens_per_s = 0.0;
+  std::int64_t iterations = 0;
+  std::int64_t preemptions = 0;
+  double mean_batch_tokens = 0.0;  ///< tokens per iteration, averaged over iterations
+  double mean_running = 0.0;       ///< sequences running, time-weighted
+  double kv_occupancy_mean = 0.0;  ///< share of the KV cache's blocks in use, time-weighted
+  double kv_occupancy_peak = 0.0;
+  std::int64_t kv_capacity_tokens = 0;  ///< the KV cache's tokens per device
+  /// Open loop: arrivals outpace completions, the queue grows without bound while requests
+  /// arrive (the latencies then grow with the run's length: not reported as figures).
+  bool saturated = false;
+  double capacity_requests_per_s = 0.0;   ///< completions per second while saturated
+  double offered_requests_per_s = 0.0;    ///< the arrival rate (open loop)
+  std::optional<double> tokens_per_step;  ///< speculative: expected tokens a step emits
+  /// Goodput: requests per second finishing within the SLOs, where given.
+  std::optional<double> goodput_requests_per_s;
+};
+
+/// Simulates `scenario.serving` (which must be set) on the scenario's plan and roofs; goodput
+/// counts the requests within its SLO.
+ServingResult simulate_serving(const Scenario& scenario, const Roofs& roofs,
+                               ServingClock clock = ServingClock::expected);
+
+/// The same with an iteration cost already built (benchmarks, repeated runs).
+ServingResult simulate_serving(const ServingSpec& serving, IterationCost& cost,
+                               IterationCost* draft, ServingClock clock);
+
+/// Builds the iteration cost simulate_serving uses for `scenario` (its draft's in `draft` where
+/// the scenario speculates).
+std::unique_ptr<IterationCost> serving_cost(const Scenario& scenario, const Roofs& roofs);
+std::unique_ptr<IterationCost> draft_cost(const Scenario& scenario, const Roofs& roofs);
+
+}  // namespace rsim

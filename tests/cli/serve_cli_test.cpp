@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// `rsim run|whatif|compare|sweep` on a serving scenario, and the step commands refusing it.
+#include "cli_fixture.hpp"
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+using rsim::test::rsim_cli;
+
+const std::string kServe = "scenarios/llama3_70b_serve_h100.yaml";
+
+// A quick stream: 200 requests of fixed lengths.
+std::vector<std::string> quick(std::vector<std::string> args) {
+  for (const char* set :
+       {"workload.requests=200", "workload.input_tokens=512", "workload.output_tokens=64"}) {
+    args.emplace_back("--set");
+    args.emplace_back(set);
+  }
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("rsim run of a serving scenario reports its latencies and throughput", "[serving][cli]") {
+  const auto text = rsim_cli(quick({"run", kServe}));
+  REQUIRE(text.code == 0);
+  REQUIRE_THAT(text.out, Catch::Contains("TTFT p99"));
+  REQUIRE_THAT(text.out, Catch::Contains("time per output token"));
+  REQUIRE_THAT(text.out, Catch::Contains("KV cache occupancy (peak)"));
+  const auto json_run = rsim_cli(quick({"run", kServe, "--format", "json"}));
+  REQUIRE(json_run.code == 0);
+  const auto json = nlohmann::json::parse(json_run.out);
+  REQUIRE(json["workload"]["phase"] == "serve");
+  const auto& serving = json["serving"];
+  for (const char* key : {"ttft_s", "tpot_s", "e2e_s"}) {
+    for (const char* stat : {"mean", "p50", "p90", "p99"}) {
+      REQUIRE(serving[key][stat].is_number());
+    }
+  }
+  REQUIRE(serving["requests"] == 200);
+  // 8 devices: per device is an eighth of the whole.
+  REQUIRE(serving["throughput_tokens_per_s_per_device"].get<double>() ==
+          Approx(serving["throughput_tokens_per_s"].get<double>() / 8.0));
+  // The lower-bound clock is never slower than the expected one for a request's latency.
+  REQUIRE(json["serving_at_lower_bound"]["e2e_s"]["mean"].get<double>() <=
+          serving["e2e_s"]["mean"].get<double>());
+  const auto csv = rsim_cli(quick({"run", kServe, "--format", "csv"}));
+  REQUIRE(csv.code == 0);
+  REQUIRE_THAT(csv.out, Catch::StartsWith("clock,metric,mean_s,p50_s,p90_s,p99_s\nexpected,ttft,"));
+}
+
+TEST_CASE("whatif, compare and sweep simulate each serving variant", "[serving][cli]") {
+  const auto compare = rsim_cli(quick({"compare", kServe, "--plan", "shard_d"}));
+  REQUIRE(compare.code == 0);
+  REQUIRE_THAT(compare.out, Catch::Contains("plan shard_d"));
+  REQUIRE_THAT(compare.out, Catch::Contains("TTFT p99"));
+  const auto sweep = rsim_cli(
+      quick({"sweep", kServe, "--over", "workload.arrivals.rate=1,1000", "--format", "json"}));
+  REQUIRE(sweep.code == 0);
+  const auto json = nlohmann::json::parse(sweep.out);
+  REQUIRE(json["variants"].size() == 2);
+  REQUIRE(json["variants"][0]["serving"]["saturated"] == false);
+  REQUIRE(json["variants"][1]["serving"]["saturated"] == true);
+  REQUIRE(json["variants"][1]["serving"]["ttft_s"].is_null());
+}
+
+TEST_CASE("step commands refuse a serving scenario with exit 2", "[serving][cli]") {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"search", kServe, "--devices", "8"},
+        std::vector<std::string>{"threshold", kServe},
+        std::vector<std::string>{"run", kServe, "--explain", "q_proj"}}) {
+    const auto outcome = rsim_cli(args);
+    REQUIRE(outcome.code == 2);
+    REQUIRE_THAT(outcome.err, Catch::Contains("serving scenario"));
+  }
+}

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+#include "sim/explore/serving.hpp"
+
+#include "run_fixture.hpp"
+#include "sim/base/error.hpp"
+#include "sim/report/serving_report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+namespace {
+
+using Sets = std::vector<std::pair<std::string, std::string>>;
+
+rsim::Scenario serve_scenario(Sets sets) {
+  return rsim::load_scenario(rsim::test::source_path("scenarios/llama3_70b_serve_h100.yaml"),
+                             {std::move(sets), ""});
+}
+
+rsim::ServingResult simulate(const rsim::Scenario& scenario,
+                             rsim::ServingClock clock = rsim::ServingClock::expected) {
+  return rsim::simulate_serving(scenario, rsim::scenario_roofs(scenario, ""), clock);
+}
+
+bool near(double value, double expected) {
+  return std::abs(value - expected) <= 1e-9 * std::abs(expected);
+}
+
+}  // namespace
+
+TEST_CASE("percentiles interpolate between ranks as NumPy's linear method does", "[serving]") {
+  // values[(n − 1)·p/100] over {1, 2, 3, 4}: p50 at rank 1.5 → 2.5, p90 at 2.7 → 3.7, p99 at
+  // 2.97 → 3.97; the mean 10/4 = 2.5.
+  const rsim::LatencySummary summary = rsim::summarize({4.0, 1.0, 3.0, 2.0});
+  REQUIRE(summary.mean == 2.5);
+  REQUIRE(summary.p50 == 2.5);
+  REQUIRE(std::abs(summary.p90 - 3.7) < 1e-12);
+  REQUIRE(std::abs(summary.p99 - 3.97) < 1e-12);
+  REQUIRE(summary.count == 4);
+}
+
+TEST_CASE("speculative decoding's expected tokens per step", "[serving]") {
+  // Leviathan et al. 2023, eq. 1: (1 − α^(k+1)) / (1 − α). k = 4, α = 0.8:
+  // (1 − 0.32768) / 0.2 = 3.3616; α = 0: 1 (only the target's own token); α = 1: k + 1.
+  rsim::SpeculativeSpec speculative;
+  speculative.tokens = 4;
+  speculative.acceptance = 0.8;
+  REQUIRE(std::abs(speculative.tokens_per_step() - 3.3616) < 1e-12);
+  speculative.acceptance = 0.0;
+  REQUIRE(speculative.tokens_per_step() == 1.0);
+  speculative.acceptance = 1.0;
+  REQUIRE(speculative.tokens_per_step() == 5.0);
+}
+
+TEST_CASE("requests all at time zero without chunking equal the static decode request",
+          "[serving]") {
+  // 8 requests of a 1024-token prompt and 65 output tokens, all sent at once (a closed loop of
+  // 8 clients, 8 requests), whole prompts first: one iteration prefills the 8 prompts (the
+  // request's prefill, batch 8), then 64 iterations decode the 8 sequences at contexts 1024 …
+  // 1087 (the request's 64 steps). So every request's TTFT is the request's prefill, its TPOT
+  // the mean step, its end to end the request's total.
+  const rsim::Scenario serve = serve_scenario({{"workload.arrivals", "{concurrency: 8}"},
+                                               {"workload.requests", "8"},
+                                               {"workload.input_tokens", "1024"},
+                                               {"workload.output_tokens", "65"},
+                                               {"scheduler.chunked_prefill", "false"}});
+  rsim::Scenario request = rsim::load_scenario(
+      rsim::test::source_path("scenarios/llama3_70b_request_h100.yaml"),
+      {{{"workload.batch", "8"}, {"workload.context", "1024"}, {"workload.decode_steps", "64"}},
+       ""});
+  const rsim::DecodeRequest expected =
+      rsim::analyze_request(request, rsim::scenario_roofs(request, ""));
+  for (const rsim::ServingClock clock : {rsim::ServingClock::expected, rsim::ServingClock::lower}) {
+    const rsim::ServingResult result = simulate(serve, clock);
+    const auto pick = [&](const rsim::PhaseTimes& times) {
+      return (clock == rsim::ServingClock::expected ? times.expected : times.lower).si();
+    };
+    REQUIRE(result.iterations == 65);
+    REQUIRE(near(result.ttft.p50, pick(expected.prefill)));
+    REQUIRE(near(result.ttft.p99, pick(expected.prefill)));
+    REQUIRE(near(result.tpot.mean, pick(expected.per_output_token())));
+    REQUIRE(near(result.e2e.p99, pick(expected.total())));
+    // 8 × 65 tokens over the request's total.
+    REQUIRE(near(result.output_tokens_per_s, 8.0 * 65.0 / pick(expected.total())));
+  }
+}
+
+TEST_CASE("a closed loop of fixed-length requests obeys Little's law", "[serving]") {
+  // Little's law, L = λ·W: with C clients always waiting on their request, throughput × mean
+  // latency = C. Here exactly: 4 clients, 16 requests of the same lengths, all admitted together
+  // (4 × 256 prompt tokens fit an iteration), so each round of 4 finishes together and the next
+  // 4 arrive at once: 4 rounds of equal length R, X = 16 / 4R, W = R, X·W = 4.
+  for (const std::string chunked : {"false", "true"}) {
+    const rsim::ServingResult result =
+        simulate(serve_scenario({{"workload.arrivals", "{concurrency: 4}"},
+                                 {"workload.requests", "16"},
+                                 {"workload.input_tokens", "256"},
+                                 {"workload.output_tokens", "32"},
+                                 {"scheduler.chunked_prefill", chunked}}));
+    REQUIRE(near(result.requests_per_s * result.e2e.mean, 4.0));
+    REQUIRE(!result.saturated);
+  }
+}
+
+TEST_CASE("a rate above capacity is reported as saturated, not as latencies", "[serving]") {
+  // One request of 512 + 128 tokens takes ≳ 128 decode steps of ≥ 5 ms (the 70B weights' 1/8,
+  // 17.6 GB, read at 3.35 TB/s): 256 sequences at once finish ≲ 400 requests/s, so 5,000
+  // requests/s outpaces the engine; 0.5 requests/s is far below it.
+  const Sets common{{"workload.requests", "600"},
+                    {"workload.input_tokens", "512"},
+                    {"workload.output_tokens", "128"}};
+  Sets fast = common;
+  fast.emplace_back("workload.arrivals", "{rate: 5000}");
+  const rsim::Scenario flooded = serve_scenario(fast);
+  const rsim::ServingResult saturated = simulate(flooded);
+  REQUIRE(saturated.saturated);
+  REQUIRE(saturated.capacity_requests_per_s < 5000.0);
+  const nlohmann::ordered_json json = rsim::serving_json(saturated);
+  REQUIRE(json["saturated"] == true);
+  REQUIRE(json["ttft_s"].is_null());
+  REQUIRE(json["tpot_s"].is_null());
+  Sets slow = common;
+  slow.emplace_back("workload.arrivals", "{rate: 0.5}");
+  const rsim::ServingResult calm = simulate(serve_scenario(slow));
+  REQUIRE(!calm.saturated);
+  REQUIRE(rsim::serving_json(calm)["ttft_s"]["p99"].is_number());
+}
+
+TEST_CASE("the same seed gives the same run and another seed another", "[serving]") {
+  const Sets sets{{"workload.requests", "300"}};
+  const rsim::Scenario scenario = serve_scenario(sets);
+  const nlohmann::ordered_json first = rsim::serving_json(simulate(scenario));
+  const nlohmann::ordered_json again = rsim::serving_json(simulate(scenario));
+  REQUIRE(first.dump() == again.dump());
+  Sets other = sets;
+  other.emplace_back("workload.seed", "2");
+  REQUIRE(rsim::serving_json(simulate(serve_scenario(other))).dump() != first.dump());
+}
+
+TEST_CASE("speculative decoding emits its expected tokens per step", "[serving]") {
+  // One request, 101 output tokens: the prefill emits the first, then each step 3.3616 (k = 4,
+  // α = 0.8): ⌈100 / 3.3616⌉ = ⌈29.75⌉ = 30 steps, 31 iterations in all.
+  const rsim::Scenario scenario =
+      serve_scenario({{"workload.arrivals", "{concurrency: 1}"},
+                      {"workload.requests", "1"},
+                      {"workload.input_tokens", "512"},
+                      {"workload.output_tokens", "101"},
+                      {"speculative", "{draft: llama3_8b, tokens: 4, acceptance: 0.8}"}});
+  const rsim::ServingResult result = simulate(scenario);
+  REQUIRE(result.iterations == 31);
+  REQUIRE(result.tokens_per_step);
+  REQUIRE(std::abs(*result.tokens_per_step - 3.3616) < 1e-12);
+  // Each step verifies 5 tokens and runs 4 draft steps: slower than a plain step, fewer of them.
+  const rsim::ServingResult plain =
+      simulate(serve_scenario({{"workload.arrivals", "{concurrency: 1}"},
+                               {"workload.requests", "1"},
+                               {"workload.input_tokens", "512"},
+                               {"workload.output_tokens", "101"}}));
+  REQUIRE(plain.iterations == 101);
+  REQUIRE(result.tpot.mean > plain.tpot.mean / 3.3616);
+  REQUIRE(result.e2e.mean < plain.e2e.mean);
+}
+
+TEST_CASE("a full KV cache preempts the latest request and every request still finishes",
+          "[serving]") {
+  // memory_fraction 0.25 of 80 GB leaves 20 GB − 17.6 GB of weights − activations ≈ 2 GB of KV
+  // cache per device: at 40,960 B per token (80 layers × 2 × 1 KV head of 128 × 2 B on each of
+  // 8 devices) about 55k tokens, fewer than 256 sequences × (1024 + 512) tokens = 393k.
+  const rsim::ServingResult result =
+      simulate(serve_scenario({{"workload.arrivals", "{concurrency: 256}"},
+                               {"workload.requests", "512"},
+                               {"workload.input_tokens", "1024"},
+                               {"workload.output_tokens", "512"},
+                               {"scheduler.memory_fraction", "0.25"}}));
+  REQUIRE(result.kv_capacity_tokens < 70'000);
+  REQUIRE(result.kv_capacity_tokens > 40'000);
+  REQUIRE(result.preemptions > 0);
+  REQUIRE(result.kv_occupancy_peak <= 1.0);
+  REQUIRE(result.e2e.count == 512);
+}
+
+TEST_CASE("serving keys are checked with their file and line", "[serving]") {
+  const auto message = [](Sets sets) {
+    try {
+      (void)serve_scenario(std::move(sets));
+    } catch (const rsim::InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  REQUIRE_THAT(message({{"workload.arrivals", "{rate: 1, concurrency: 2}"}}),
+               Catch::Contains("expected one of {rate: REQUESTS_PER_S}"));
+  REQUIRE_THAT(message({{"scheduler.max_sequences", "9000"}}),
+               Catch::Contains("max_sequences (9000) is above max_batch_tokens (8192)"));
+  REQUIRE_THAT(message({{"workload.input_tokens", "{dist: uniform, min: 9, max: 3}"}}),
+               Catch::Contains("min (9) is above max (3)"));
+  REQUIRE_THAT(message({{"scheduler", "{chunked_prefill: false, max_batch_tokens: 2048}"}}),
+               Catch::Contains("never fit an iteration of 2048 tokens"));
+  REQUIRE_THAT(message({{"speculative", "{draft: llama3_8b, tokens: 4, acceptance: 1.5}"}}),
+               Catch::Contains("in [0, 1], got 1.5"));
+  REQUIRE_THAT(message({{"slo.ttft", "-1 s"}}), Catch::Contains("slo.ttft"));
+  // The serving keys on a step scenario.
+  try {
+    (void)rsim::load_scenario(rsim::test::source_path("scenarios/llama3_70b_request_h100.yaml"),
+                              {{{"scheduler", "{max_sequences: 8}"}}, ""});
+    FAIL("scheduler on a decode scenario");
+  } catch (const rsim::InputError& error) {
+    REQUIRE_THAT(std::string(error.what()), Catch::Contains("is for a serving scenario"));
+  }
+}
