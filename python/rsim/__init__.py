@@ -233,7 +233,13 @@ def _frame(rows: List[Dict[str, Any]]):
 
 
 class RunResult(Result):
-    """``rsim run``: ``totals`` (the whole run), ``stages`` and ``ops`` (lists of dicts)."""
+    """``rsim run``: ``totals`` (the whole run), ``stages`` and ``ops`` (lists of dicts); for a
+    serving scenario (``phase: serve``) ``serving``: TTFT, TPOT, end to end (each ``mean``,
+    ``p50``, ``p90``, ``p99``), throughput, goodput and KV occupancy."""
+
+    @property
+    def serving(self) -> Optional[Dict[str, Any]]:
+        return self.data.get("serving")
 
     @property
     def totals(self) -> Dict[str, Any]:

@@ -88,3 +88,15 @@ def test_bad_input_raises_input_error_with_the_place():
 
 def test_version_is_the_cli_version(rsim_cli):
     assert rsim_cli("--version").split() == ["rsim", rsim.__version__]
+
+
+def test_a_serving_run_has_its_latencies(rsim_cli):
+    args = {"workload.requests": 100, "workload.input_tokens": 256, "workload.output_tokens": 32}
+    result = rsim.run("scenarios/llama3_70b_serve_h100.yaml", set=args)
+    serving = result.serving
+    assert serving["requests"] == 100
+    assert 0 < serving["ttft_s"]["p50"] <= serving["ttft_s"]["p99"]
+    assert result.to_json() == rsim_cli(
+        "run", "scenarios/llama3_70b_serve_h100.yaml", "--format", "json",
+        *[arg for key, value in args.items() for arg in ("--set", f"{key}={value}")])
+    assert rsim.run(PI05).serving is None

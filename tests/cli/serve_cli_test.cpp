@@ -65,10 +65,33 @@ TEST_CASE("whatif, compare and sweep simulate each serving variant", "[serving][
   REQUIRE(json["variants"][1]["serving"]["ttft_s"].is_null());
 }
 
+TEST_CASE("the serving search ranks deployments by goodput per device", "[serving][cli]") {
+  const auto search = rsim_cli(quick({"search", kServe, "--devices", "8", "--top", "0", "--slo",
+                                      "ttft_p99=2s,tpot_p99=100ms", "--format", "json"}));
+  REQUIRE(search.code == 0);
+  const auto json = nlohmann::json::parse(search.out);
+  const auto& ranked = json["ranked"];
+  REQUIRE(ranked.size() >= 2);
+  for (std::size_t rank = 0; rank < ranked.size(); ++rank) {
+    // Every deployment uses the 8 devices; goodput per device = SLO rate / 8, non-increasing.
+    REQUIRE(ranked[rank]["replica_devices"].get<int>() * ranked[rank]["replicas"].get<int>() == 8);
+    REQUIRE(ranked[rank]["goodput_requests_per_s_per_device"].get<double>() ==
+            Approx(ranked[rank]["slo_rate_requests_per_s"].get<double>() / 8.0));
+    if (rank > 0) {
+      REQUIRE(ranked[rank]["goodput_requests_per_s_per_device"].get<double>() <=
+              ranked[rank - 1]["goodput_requests_per_s_per_device"].get<double>());
+    }
+  }
+  REQUIRE(ranked[0]["meets_slo"] == true);
+  REQUIRE(json["slo"]["ttft_p99_s"] == 2.0);
+  const auto bad = rsim_cli({"search", kServe, "--devices", "8", "--slo", "latency=1s"});
+  REQUIRE(bad.code == 2);
+  REQUIRE_THAT(bad.err, Catch::Contains("unknown objective 'latency'"));
+}
+
 TEST_CASE("step commands refuse a serving scenario with exit 2", "[serving][cli]") {
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"search", kServe, "--devices", "8"},
-        std::vector<std::string>{"threshold", kServe},
+       {std::vector<std::string>{"threshold", kServe},
         std::vector<std::string>{"run", kServe, "--explain", "q_proj"}}) {
     const auto outcome = rsim_cli(args);
     REQUIRE(outcome.code == 2);

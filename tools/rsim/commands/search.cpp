@@ -9,6 +9,7 @@
 #include "sim/base/error.hpp"
 #include "sim/report/csv.hpp"
 #include "sim/report/search_report.hpp"
+#include "sim/report/serving_search_report.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -27,7 +28,62 @@ struct SearchOptionsCli {
   std::int64_t threads = 0;
   bool exhaustive = false;
   std::string shard;
+  std::string slo;
 };
+
+// `--slo ttft_p99=2s,tpot_p99=100ms` (either key alone; `ttft`/`tpot` too).
+ServingSlo parse_slo_option(const std::string& text) {
+  ServingSlo slo;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    const auto [key, value] = parse_assignment("--slo", item, Dimension::seconds);
+    if (key == "ttft_p99" || key == "ttft") {
+      slo.ttft_s = value;
+    } else if (key == "tpot_p99" || key == "tpot") {
+      slo.tpot_s = value;
+    } else {
+      throw InputError(
+          fmt::format("--slo {}: unknown objective '{}' (expected ttft_p99=TIME, "
+                      "tpot_p99=TIME)",
+                      text, key));
+    }
+    start = comma + 1;
+  }
+  return slo;
+}
+
+// A serving scenario's search: deployments of the devices ranked by goodput per device.
+int serving_search_command(const SearchOptionsCli& options, const Scenario& scenario,
+                           const Roofs& roofs, std::ostream& out) {
+  if (!options.shard.empty()) {
+    throw InputError("--shard: a serving search runs in one process");
+  }
+  const ServingSearchResult result =
+      search_serving(scenario, roofs, options.devices,
+                     options.slo.empty() ? ServingSlo{} : parse_slo_option(options.slo));
+  return emit(
+      options.scenario.roofs.format, out,
+      [&] { return serving_search_to_json(scenario, result, options.top); },
+      [&](std::ostream& stream) {
+        const auto ranked = serving_search_to_json(scenario, result, options.top)["ranked"];
+        std::vector<nlohmann::ordered_json> rows;
+        for (const auto& row : ranked) {
+          nlohmann::ordered_json flat = row;
+          flat.erase("serving");
+          flat["ttft_p99_s"] = row["serving"]["ttft_s"].is_null() ? nlohmann::ordered_json(nullptr)
+                                                                  : row["serving"]["ttft_s"]["p99"];
+          flat["tpot_p99_s"] = row["serving"]["tpot_s"].is_null() ? nlohmann::ordered_json(nullptr)
+                                                                  : row["serving"]["tpot_s"]["p99"];
+          rows.push_back(flat);
+        }
+        write_records_csv(stream, rows);
+      },
+      [&](std::ostream& stream) {
+        write_serving_search_text(stream, scenario, result, options.top);
+      });
+}
 
 // A training scenario's search: its own space, ranked by step time (with the global batch and
 // the devices fixed, throughput and cost rank the same way).
@@ -68,9 +124,14 @@ int search_command(const SearchOptionsCli& options, std::ostream& out, std::ostr
   const RankBy rank_by = parse_rank_by_option(options.rank_by);
   Scenario scenario =
       load_scenario(options.scenario.scenario, scenario_overrides(options.scenario));
-  refuse_serving(scenario, "search");
   const Roofs roofs = scenario_roofs(scenario, options.scenario.roofs.mode,
                                      parse_overrides(options.scenario.roofs));
+  if (scenario.serving) {
+    return serving_search_command(options, scenario, roofs, out);
+  }
+  if (!options.slo.empty()) {
+    throw InputError("--slo is for a serving scenario (workload: {phase: serve, ...})");
+  }
   const Shard shard = options.shard.empty() ? Shard{} : parse_shard(options.shard, "--shard");
   if (scenario.workload.phase == Phase::train) {
     if (shard.requested && options.scenario.roofs.format != "json") {
@@ -121,6 +182,9 @@ Command add_search_command(CLI::App& app) {
   search->add_flag(
       "--exhaustive", options->exhaustive,
       "Training: cost every plan, pruning none by memory first (to check the pruning)");
+  search->add_option("--slo", options->slo,
+                     "A serving scenario's objectives, e.g. ttft_p99=2s,tpot_p99=100ms (default: "
+                     "its slo:)");
   search->add_option("--shard", options->shard,
                      "Training: search only the K-th of N contiguous slices of the plan shapes "
                      "(K/N, K from 1), as JSON; rsim merge joins the N outputs");
