@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace rsim {
@@ -38,6 +39,9 @@ struct ServingResult {
   LatencySummary tpot;      ///< (last token − first token) / (output tokens − 1), per request
   LatencySummary e2e;       ///< arrival → last token
   LatencySummary queueing;  ///< arrival → first scheduled
+  /// The TTFT and TPOT at every whole percentile 0 … 100 (the charts' quantile curves).
+  std::vector<double> ttft_quantiles;
+  std::vector<double> tpot_quantiles;
   double requests_per_s = 0.0;
   double output_tokens_per_s = 0.0;  ///< all output tokens / makespan
   double input_tokens_per_s = 0.0;
@@ -56,10 +60,20 @@ struct ServingResult {
   std::optional<double> tokens_per_step;  ///< speculative: expected tokens a step emits
   /// Goodput: requests per second finishing within the SLOs, where given.
   std::optional<double> goodput_requests_per_s;
+  /// Disaggregated: the pools and the KV caches' transfers between them.
+  struct Pools {
+    std::int64_t prefill_devices = 0;
+    std::int64_t decode_devices = 0;
+    std::string transfer;        ///< the network tier
+    LatencySummary kv_transfer;  ///< per request
+    std::int64_t prefill_iterations = 0;
+    double prefill_kv_occupancy_peak = 0.0;
+  };
+  std::optional<Pools> pools;
 };
 
-/// Simulates `scenario.serving` (which must be set) on the scenario's plan and roofs; goodput
-/// counts the requests within its SLO.
+/// Simulates `scenario.serving` (which must be set) on the scenario's plan and roofs, or on its
+/// two pools where it is disaggregated; goodput counts the requests within its SLO.
 ServingResult simulate_serving(const Scenario& scenario, const Roofs& roofs,
                                ServingClock clock = ServingClock::expected);
 

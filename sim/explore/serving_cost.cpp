@@ -16,7 +16,7 @@ enum RowKind : unsigned char { kPerToken = 0, kHead = 1, kAttention = 2 };
 
 // Rows whose cost grows with the tokens a sequence attends to: fused attention, and unfused
 // attention's QKᵀ, softmax and AV.
-bool attends(const Op& op) {
+bool attends_to_context(const Op& op) {
   return op.kind == OpKind::attention || op.group == "attention_scores" ||
          (op.kind == OpKind::elementwise && op.elementwise == ElementwiseKind::softmax);
 }
@@ -24,7 +24,7 @@ bool attends(const Op& op) {
 // The head's rows that run only for the sequences sampled (the LM head); the final norm runs on
 // every token of a prefill, as rsim's prefill graph (and vLLM's models) compute it.
 unsigned char row_kind(const Op& op) {
-  if (attends(op)) {
+  if (attends_to_context(op)) {
     return kAttention;
   }
   return op.block == Block::head && op.kind == OpKind::matmul ? kHead : kPerToken;

@@ -36,7 +36,7 @@ ServingSpec replica_share(const ServingSpec& serving, std::int64_t replicas) {
   return share;
 }
 
-bool within(const ServingResult& result, const ServingSlo& slo) {
+bool meets_slo_at(const ServingResult& result, const ServingSlo& slo) {
   return !result.saturated && (slo.ttft_s <= 0.0 || result.ttft.p99 <= slo.ttft_s) &&
          (slo.tpot_s <= 0.0 || result.tpot.p99 <= slo.tpot_s);
 }
@@ -47,7 +47,7 @@ double slo_rate(ServingSpec serving, IterationCost& cost, IterationCost* draft,
                 const ServingSlo& slo, bool meets_at_start) {
   const auto meets = [&](double rate) {
     serving.arrivals.rate_per_s = rate;
-    return within(simulate_serving(serving, cost, draft, ServingClock::expected), slo);
+    return meets_slo_at(simulate_serving(serving, cost, draft, ServingClock::expected), slo);
   };
   double low = serving.arrivals.rate_per_s;
   double high = low;
@@ -135,6 +135,7 @@ ServingSearchResult search_serving(const Scenario& scenario, const Roofs& roofs,
       pad_vocabulary(candidate);
       candidate.serving = replica_share(*scenario.serving, replicas);
       candidate.serving->slo = search.slo;
+      candidate.serving->disaggregated.reset();  // aggregated deployments of the plan
       try {
         const std::unique_ptr<IterationCost> cost = serving_cost(candidate, roofs);
         const std::unique_ptr<IterationCost> draft = draft_cost(candidate, roofs);
@@ -149,7 +150,7 @@ ServingSearchResult search_serving(const Scenario& scenario, const Roofs& roofs,
               cap,
               serving.scheduler.max_batch_tokens,
               simulate_serving(serving, *cost, draft.get(), ServingClock::expected)};
-          ranked.meets_slo = within(ranked.result, search.slo);
+          ranked.meets_slo = meets_slo_at(ranked.result, search.slo);
           ranked.slo_rate_per_s =
               serving.arrivals.rate_per_s > 0.0
                   ? slo_rate(serving, *cost, draft.get(), search.slo, ranked.meets_slo) *

@@ -89,6 +89,15 @@ Json serving_json(const ServingResult& result) {
   if (result.tokens_per_step) {
     json["speculative"] = Json{{"tokens_per_step", *result.tokens_per_step}};
   }
+  if (result.pools) {
+    json["disaggregated"] =
+        Json{{"prefill_devices", result.pools->prefill_devices},
+             {"decode_devices", result.pools->decode_devices},
+             {"transfer_tier", result.pools->transfer},
+             {"kv_transfer_s", latency_json(result.pools->kv_transfer, true)},
+             {"prefill_iterations", result.pools->prefill_iterations},
+             {"prefill_kv_occupancy_peak", result.pools->prefill_kv_occupancy_peak}};
+  }
   return json;
 }
 
@@ -155,8 +164,18 @@ void write_serving_text(std::ostream& out, const ServingRun& run) {
         serving.slo.tpot_s > 0.0 ? seconds(serving.slo.tpot_s) : std::string("any"),
         format_plain(result.requests_per_s));
   }
-  out << fmt::format("  hardware   {} × {}, plan {}\n", scenario.plan.devices(),
-                     scenario.hardware.name, scenario.plan.name);
+  if (serving.disaggregated && result.pools) {
+    const Disaggregation& pools = *serving.disaggregated;
+    out << fmt::format(
+        "  hardware   {} × {}: prefill pool {} × plan {}, decode pool {} × plan "
+        "{}; KV caches over {} (mean {}, p99 {})\n",
+        result.devices, scenario.hardware.name, result.pools->prefill_devices, pools.prefill.name,
+        result.pools->decode_devices, pools.decode.name, pools.transfer,
+        seconds(result.pools->kv_transfer.mean), seconds(result.pools->kv_transfer.p99));
+  } else {
+    out << fmt::format("  hardware   {} × {}, plan {}\n", scenario.plan.devices(),
+                       scenario.hardware.name, scenario.plan.name);
+  }
   out << fmt::format("  model      {}\n", scenario.model.name);
   out << fmt::format(
       "  workload   serve {} requests: {}; prompts {} tokens, outputs {} tokens, "
@@ -252,7 +271,14 @@ void write_serving_variants_text(std::ostream& out, const std::string& title,
   std::vector<std::string> notes;
   for (const ServingVariant& variant : variants) {
     const Scenario& scenario = *variant.scenario;
-    const std::string plan = fmt::format("{} ×{}", scenario.plan.name, scenario.plan.devices());
+    const std::string plan =
+        scenario.serving->disaggregated
+            ? fmt::format("prefill {} ×{} + decode {} ×{}",
+                          scenario.serving->disaggregated->prefill.name,
+                          scenario.serving->disaggregated->prefill.devices(),
+                          scenario.serving->disaggregated->decode.name,
+                          scenario.serving->disaggregated->decode.devices())
+            : fmt::format("{} ×{}", scenario.plan.name, scenario.plan.devices());
     if (!variant.result) {
       table.add_row({variant.name, plan, "–", "–", "–", "–", "–", "–", "–"});
       notes.push_back(fmt::format("{}: {}", variant.name, variant.why_not));
@@ -325,6 +351,68 @@ void write_serving_variants_csv(std::ostream& out, const std::vector<ServingVari
         result.goodput_requests_per_s ? fmt::format("{}", *result.goodput_requests_per_s)
                                       : std::string());
   }
+}
+
+SeriesChart serving_quantile_chart(const ServingRun& run) {
+  SeriesChart chart;
+  chart.title = run.scenario->name;
+  chart.subtitle =
+      fmt::format("{} requests; band: lower-bound clock … expected clock", run.expected.requests);
+  chart.x_label = "percentile of requests";
+  chart.y_label = "latency";
+  chart.log_y = true;
+  chart.crossovers = false;
+  const auto add = [&](const std::string& name, const std::vector<double>& lower,
+                       const std::vector<double>& expected) {
+    if (expected.empty() || lower.size() != expected.size()) {
+      return;
+    }
+    Series series;
+    series.name = name;
+    for (std::size_t p = 0; p < expected.size(); ++p) {
+      series.x.push_back(static_cast<double>(p));
+    }
+    series.lower_s = lower;
+    series.upper_s = expected;
+    chart.series.push_back(std::move(series));
+  };
+  add("time to first token", run.lower.ttft_quantiles, run.expected.ttft_quantiles);
+  add("time per output token", run.lower.tpot_quantiles, run.expected.tpot_quantiles);
+  return chart;
+}
+
+std::optional<SeriesChart> serving_sweep_chart(const std::string& title, const std::string& axis,
+                                               const std::vector<double>& values,
+                                               const std::vector<ServingVariant>& variants) {
+  if (values.size() != variants.size()) {
+    return std::nullopt;
+  }
+  SeriesChart chart;
+  chart.title = title;
+  chart.subtitle = "p99 latencies at the iterations' expected times; saturated rates left out";
+  chart.x_label = axis;
+  chart.y_label = "p99 latency";
+  chart.log_y = true;
+  chart.crossovers = false;
+  Series ttft{"TTFT p99", {}, {}, {}, {}, {}};
+  Series tpot{"TPOT p99", {}, {}, {}, {}, {}};
+  for (std::size_t index = 0; index < variants.size(); ++index) {
+    const std::optional<ServingResult>& result = variants[index].result;
+    if (!result || result->saturated || result->tpot.count == 0) {
+      continue;
+    }
+    for (auto [series, value] :
+         {std::pair{&ttft, result->ttft.p99}, std::pair{&tpot, result->tpot.p99}}) {
+      series->x.push_back(values[index]);
+      series->lower_s.push_back(value);
+      series->upper_s.push_back(value);
+    }
+  }
+  if (ttft.x.size() < 2) {
+    return std::nullopt;
+  }
+  chart.series = {ttft, tpot};
+  return chart;
 }
 
 }  // namespace rsim

@@ -4,6 +4,7 @@
 // throughput, KV-cache occupancy; as text, JSON (`serving`) and CSV.
 
 #include "sim/explore/serving.hpp"
+#include "sim/report/chart/series_chart.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,10 @@ void write_serving_text(std::ostream& out, const ServingRun& run);
 /// One row per statistic (metric, mean, p50, p90, p99) for both clocks.
 void write_serving_csv(std::ostream& out, const ServingRun& run);
 
+/// The TTFT and TPOT over the requests' percentiles (a CDF turned on its side: x the share of
+/// requests, y the latency), each a band from the lower-bound clock to the expected one.
+SeriesChart serving_quantile_chart(const ServingRun& run);
+
 /// One scenario of a side-by-side serving comparison (whatif's variants, compare's plans): its
 /// simulation at the expected times, or why it could not be simulated.
 struct ServingVariant {
@@ -45,5 +50,11 @@ void write_serving_variants_text(std::ostream& out, const std::string& title,
                                  const std::vector<ServingVariant>& variants);
 nlohmann::ordered_json serving_variants_to_json(const std::vector<ServingVariant>& variants);
 void write_serving_variants_csv(std::ostream& out, const std::vector<ServingVariant>& variants);
+/// A serving sweep over one numeric axis (the arrival rate): p99 TTFT and p99 TPOT against it,
+/// saturated points left out (their latencies are unbounded); nullopt where the axis is not one
+/// numeric key.
+std::optional<SeriesChart> serving_sweep_chart(const std::string& title, const std::string& axis,
+                                               const std::vector<double>& values,
+                                               const std::vector<ServingVariant>& variants);
 
 }  // namespace rsim

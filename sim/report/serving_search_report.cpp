@@ -10,7 +10,9 @@
 namespace rsim {
 namespace {
 
-std::size_t shown(const ServingSearchResult& search, std::size_t top) {
+using Json = nlohmann::ordered_json;
+
+std::size_t ranked_rows(const ServingSearchResult& search, std::size_t top) {
   return top == 0 ? search.ranked.size() : std::min(top, search.ranked.size());
 }
 
@@ -46,7 +48,7 @@ void write_serving_search_text(std::ostream& out, const Scenario& scenario,
                    {"goodput req/s/device"},
                    {"SLO", TextTable::Align::left},
                    {"pareto", TextTable::Align::left, 1}});
-  for (std::size_t rank = 0; rank < shown(search, top); ++rank) {
+  for (std::size_t rank = 0; rank < ranked_rows(search, top); ++rank) {
     const ServingCandidate& candidate = search.ranked[rank];
     const ServingResult& result = candidate.result;
     const auto latency = [&](double value) {
@@ -78,9 +80,8 @@ void write_serving_search_text(std::ostream& out, const Scenario& scenario,
 
 nlohmann::ordered_json serving_search_to_json(const Scenario& scenario,
                                               const ServingSearchResult& search, std::size_t top) {
-  using Json = nlohmann::ordered_json;
   Json ranked = Json::array();
-  for (std::size_t rank = 0; rank < shown(search, top); ++rank) {
+  for (std::size_t rank = 0; rank < ranked_rows(search, top); ++rank) {
     const ServingCandidate& candidate = search.ranked[rank];
     ranked.push_back(
         Json{{"rank", rank + 1},

@@ -244,7 +244,7 @@ namespace {
 void allow_scenario_keys(const ConfigNode& document) {
   document.allow_only({"name", "hardware", "calibration", "mode", "model", "workload", "precision",
                        "fusion", "per_batch_weights", "plan", "tiles", "host_share", "reference",
-                       "sweep", "variants", "scheduler", "speculative", "slo"});
+                       "sweep", "variants", "scheduler", "speculative", "slo", "disaggregated"});
 }
 
 // What a scenario may leave out (docs/yaml.md "Scenario"): its name (the file's stem), bf16
@@ -271,8 +271,9 @@ void parse_serving_keys(const ConfigNode& document, const ConfigNode& workload, 
   const ConfigNode* scheduler = document.find("scheduler");
   const ConfigNode* speculative = document.find("speculative");
   const ConfigNode* slo = document.find("slo");
+  const ConfigNode* disaggregated = document.find("disaggregated");
   if (workload.at("phase").as_string() != "serve") {
-    for (const ConfigNode* serve_only : {scheduler, speculative, slo}) {
+    for (const ConfigNode* serve_only : {scheduler, speculative, slo, disaggregated}) {
       if (serve_only != nullptr) {
         serve_only->fail("is for a serving scenario (workload: {phase: serve, ...})");
       }
@@ -295,6 +296,34 @@ void parse_serving_keys(const ConfigNode& document, const ConfigNode& workload, 
       draft.fail(fmt::format("the draft '{}' is not a single-stage decoder", draft_model.name));
     }
     set_decode_step(scenario.serving->speculative->draft.stages.front(), 1);
+  }
+  if (disaggregated != nullptr) {
+    disaggregated->allow_only({"prefill", "decode", "transfer"});
+    if (scenario.serving->arrivals.concurrency > 0) {
+      disaggregated->fail(
+          "disaggregated serving is simulated for an open loop: give workload.arrivals.rate");
+    }
+    if (scenario.hardware.network.empty()) {
+      disaggregated->fail(
+          fmt::format("{} has no network tier to move KV caches over", scenario.hardware.name));
+    }
+    Disaggregation pools;
+    pools.prefill = parse_plan(disaggregated->at("prefill"), scenario.hardware);
+    pools.decode = parse_plan(disaggregated->at("decode"), scenario.hardware);
+    // Between nodes by default: the outermost tier (InfiniBand on an HGX cluster).
+    pools.transfer = scenario.hardware.network.back().name;
+    if (const ConfigNode* transfer = disaggregated->find("transfer")) {
+      pools.transfer = transfer->as_string();
+      std::vector<std::string> tiers;
+      for (const NetworkTier& tier : scenario.hardware.network) {
+        tiers.push_back(tier.name);
+      }
+      if (std::find(tiers.begin(), tiers.end(), pools.transfer) == tiers.end()) {
+        transfer->fail(fmt::format("{} has no network tier '{}' (tiers: {})",
+                                   scenario.hardware.name, pools.transfer, fmt::join(tiers, ", ")));
+      }
+    }
+    scenario.serving->disaggregated = std::move(pools);
   }
 }
 

@@ -17,7 +17,7 @@ constexpr std::int64_t kMostRequests = 10'000'000;
 // Tokens per request beyond this are refused (a 16M-token context exceeds every model's).
 constexpr std::int64_t kMostTokens = std::int64_t{1} << 24;
 
-double positive_number(const ConfigNode& node) {
+double positive_serving_number(const ConfigNode& node) {
   const double value = node.as_number();
   if (value <= 0.0) {
     node.fail(fmt::format("expected a number > 0, got {}", value));
@@ -51,7 +51,7 @@ TokenCount parse_token_count(const ConfigNode& node, std::int64_t least) {
   } else {
     node.allow_only({"dist", "median", "sigma", "min", "max"});
     count.kind = TokenCount::Kind::lognormal;
-    count.median = positive_number(node.at("median"));
+    count.median = positive_serving_number(node.at("median"));
     count.sigma = node.at("sigma").as_number();
     if (count.sigma < 0.0 || count.sigma > 4.0) {
       node.at("sigma").fail(fmt::format(
@@ -149,7 +149,7 @@ ServingSpec parse_serving(const ConfigNode& workload, const ConfigNode* schedule
         "(a closed loop of N clients)");
   }
   if (rate != nullptr) {
-    serving.arrivals.rate_per_s = positive_number(*rate);
+    serving.arrivals.rate_per_s = positive_serving_number(*rate);
   } else {
     serving.arrivals.concurrency = concurrency->as_positive_int();
   }

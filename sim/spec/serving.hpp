@@ -5,6 +5,7 @@
 
 #include "sim/spec/config.hpp"
 #include "sim/spec/model.hpp"
+#include "sim/spec/plan.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -64,6 +65,15 @@ struct ServingSlo {
   [[nodiscard]] bool any() const { return ttft_s > 0.0 || tpot_s > 0.0; }
 };
 
+/// Disaggregated prefill and decode (DistServe, Zhong et al. 2024; Splitwise, Patel et al.
+/// 2024): a prefill pool computes prompts and the first token, each request's KV cache crosses
+/// `transfer` to a decode pool that generates the rest.
+struct Disaggregation {
+  Plan prefill;
+  Plan decode;
+  std::string transfer;  ///< the network tier between the pools
+};
+
 struct ServingSpec {
   Arrivals arrivals;
   std::int64_t requests = 0;
@@ -72,7 +82,8 @@ struct ServingSpec {
   std::uint64_t seed = 1;
   SchedulerSpec scheduler;
   std::optional<SpeculativeSpec> speculative;
-  ServingSlo slo;  ///< `slo:`
+  ServingSlo slo;                               ///< `slo:`
+  std::optional<Disaggregation> disaggregated;  ///< `disaggregated:`
 };
 
 /// Parses a `phase: serve` workload and the scenario's `scheduler:`, `speculative:` and `slo:`

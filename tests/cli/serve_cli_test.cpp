@@ -4,6 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 namespace {
 
 using rsim::test::rsim_cli;
@@ -97,4 +101,31 @@ TEST_CASE("step commands refuse a serving scenario with exit 2", "[serving][cli]
     REQUIRE(outcome.code == 2);
     REQUIRE_THAT(outcome.err, Catch::Contains("serving scenario"));
   }
+}
+
+TEST_CASE("serving charts: latency quantiles and p99 over the arrival rate", "[serving][cli]") {
+  const auto directory = std::filesystem::temp_directory_path() / "rsim_serve_charts";
+  std::filesystem::create_directories(directory);
+  const auto read = [](const std::filesystem::path& path) {
+    std::ifstream stream(path);
+    std::ostringstream text;
+    text << stream.rdbuf();
+    return text.str();
+  };
+  const auto quantiles = directory / "quantiles.svg";
+  REQUIRE(rsim_cli(quick({"run", kServe, "--plot", quantiles.string()})).code == 0);
+  const std::string svg = read(quantiles);
+  REQUIRE_THAT(svg, Catch::StartsWith("<svg") || Catch::StartsWith("<?xml"));
+  REQUIRE_THAT(svg, Catch::Contains("time to first token"));
+  REQUIRE_THAT(svg, Catch::Contains("percentile of requests"));
+  const auto curve = directory / "rate.svg";
+  REQUIRE(rsim_cli(quick({"sweep", kServe, "--over", "workload.arrivals.rate=1,2,4", "--plot",
+                          curve.string()}))
+              .code == 0);
+  REQUIRE_THAT(read(curve), Catch::Contains("TTFT p99"));
+  // Two axes have no single x: refused.
+  const auto two = rsim_cli(quick({"sweep", kServe, "--over", "workload.arrivals.rate=1,2",
+                                   "--over", "workload.seed=1,2", "--plot", curve.string()}));
+  REQUIRE(two.code == 2);
+  std::filesystem::remove_all(directory);
 }

@@ -209,3 +209,31 @@ TEST_CASE("serving keys are checked with their file and line", "[serving]") {
     REQUIRE_THAT(std::string(error.what()), Catch::Contains("is for a serving scenario"));
   }
 }
+
+TEST_CASE("disaggregated pools add the KV cache's transfer to an idle request", "[serving]") {
+  // One request of 1024 + 33 tokens on TP=8 pools of H100s: the prefill pool computes the prompt
+  // and the first token as the aggregated engine does, then the KV cache crosses InfiniBand and
+  // the decode pool runs the same 32 steps. The lower-bound transfer: 80 layers × 2 (K, V) × 1 KV
+  // head per device × 128 × 2 B = 40,960 B per token per device, × 1024 tokens = 41,943,040 B
+  // over one 400 Gb/s (50 GB/s) NIC per device = 838.86 µs, plus NCCL's 2.7 µs hop.
+  const Sets one{{"workload.arrivals", "{rate: 0.001}"},
+                 {"workload.requests", "1"},
+                 {"workload.input_tokens", "1024"},
+                 {"workload.output_tokens", "33"}};
+  Sets pools = one;
+  pools.emplace_back("disaggregated",
+                     "{prefill: {preset: megatron_tp, mesh: {model: 8 over nvlink}}, decode: "
+                     "{preset: megatron_tp, mesh: {model: 8 over nvlink}}}");
+  const auto aggregated = simulate(serve_scenario(one), rsim::ServingClock::lower);
+  const auto split = simulate(serve_scenario(pools), rsim::ServingClock::lower);
+  const double transfer = 41'943'040.0 / 50e9 + 2.7e-6;
+  REQUIRE(split.pools);
+  REQUIRE(split.pools->transfer == "ib");
+  REQUIRE(split.devices == 16);
+  REQUIRE(std::abs(split.pools->kv_transfer.mean - transfer) < 1e-12);
+  REQUIRE(near(split.ttft.mean, aggregated.ttft.mean));
+  REQUIRE(near(split.e2e.mean, aggregated.e2e.mean + transfer));
+  REQUIRE_THROWS_WITH(serve_scenario({{"workload.arrivals", "{concurrency: 4}"},
+                                      {"disaggregated", "{prefill: single, decode: single}"}}),
+                      Catch::Contains("open loop"));
+}

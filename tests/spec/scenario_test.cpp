@@ -77,7 +77,7 @@ TEST_CASE("each class of bad scenario input is a file:line:col error", "[scenari
       {"scenario_unknown_key.yaml",
        ":7:1: error: unknown key 'colour' (expected one of: name, hardware, calibration, mode, "
        "model, workload, precision, fusion, per_batch_weights, plan, tiles, host_share, "
-       "reference, sweep, variants, scheduler, speculative, slo)"},
+       "reference, sweep, variants, scheduler, speculative, slo, disaggregated)"},
       {"scenario_precision_missing.yaml",
        ":5:56: error: 'precision.compute': Google TPU v5e has no compute path 'fp8' (it has: bf16, "
        "int8, fp32)"},

@@ -217,7 +217,10 @@ std::string render_series_svg(const SeriesChart& chart) {
     svg.text(plot.right() + 32.0, legend_y + 42.0, "does not fit in memory",
              R"(font-size="11" fill="#555")");
   }
-  for (const Crossover& crossover : chart.marked.empty() ? find_crossovers(chart) : chart.marked) {
+  const std::vector<Crossover> crossovers = !chart.crossovers      ? std::vector<Crossover>{}
+                                            : chart.marked.empty() ? find_crossovers(chart)
+                                                                   : chart.marked;
+  for (const Crossover& crossover : crossovers) {
     const double x = map(x_axis, crossover.x);
     const double y = map(y_axis, crossover.time_s);
     svg.circle(x, y, 5.0, R"(fill="#fff" stroke="#111" stroke-width="2")");

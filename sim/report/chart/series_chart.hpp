@@ -41,6 +41,8 @@ struct SeriesChart {
   /// Crossovers found elsewhere (a sweep's bisection on the cost model) to mark instead of the
   /// interpolated ones; empty: find_crossovers.
   std::vector<Crossover> marked;
+  /// false: no crossovers marked (series of different quantities, e.g. TTFT beside TPOT).
+  bool crossovers = true;
 };
 
 /// Every crossover of every pair of series (the series must share their x values).

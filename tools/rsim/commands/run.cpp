@@ -6,6 +6,7 @@
 #include "sim/base/error.hpp"
 #include "sim/cost/explain.hpp"
 #include "sim/report/chart/roofline_chart.hpp"
+#include "sim/report/chart/series_chart.hpp"
 #include "sim/report/chart/text_chart.hpp"
 #include "sim/report/csv.hpp"
 #include "sim/report/html.hpp"
@@ -36,7 +37,7 @@ struct RunOptions {
 int serve_command(const RunOptions& options, const Scenario& scenario, std::ostream& out) {
   for (const auto& [flag, given] :
        {std::pair{"--explain", !options.explain.empty()},
-        std::pair{"--plot", !options.plot.empty()}, std::pair{"--html", !options.html.empty()},
+        std::pair{"--plot -", options.plot == "-"}, std::pair{"--html", !options.html.empty()},
         std::pair{"--measured", !options.measured.empty()}}) {
     if (given) {
       throw InputError(
@@ -47,12 +48,14 @@ int serve_command(const RunOptions& options, const Scenario& scenario, std::ostr
   }
   const Roofs roofs = scenario_roofs(scenario, options.scenario.roofs.mode,
                                      parse_overrides(options.scenario.roofs));
-  const std::unique_ptr<IterationCost> cost = serving_cost(scenario, roofs);
-  const std::unique_ptr<IterationCost> draft = draft_cost(scenario, roofs);
   ServingRun run;
   run.scenario = &scenario;
-  run.expected = simulate_serving(*scenario.serving, *cost, draft.get(), ServingClock::expected);
-  run.lower = simulate_serving(*scenario.serving, *cost, draft.get(), ServingClock::lower);
+  run.expected = simulate_serving(scenario, roofs, ServingClock::expected);
+  run.lower = simulate_serving(scenario, roofs, ServingClock::lower);
+  if (!options.plot.empty()) {
+    // The TTFT and TPOT quantile curves (an SVG file; the report is printed as well).
+    write_file("--plot", options.plot, render_series_svg(serving_quantile_chart(run)));
+  }
   return emit(
       options.scenario.roofs.format, out, [&] { return serving_run_to_json(run); },
       [&](std::ostream& stream) { write_serving_csv(stream, run); },

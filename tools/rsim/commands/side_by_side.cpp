@@ -4,6 +4,7 @@
 #include "output.hpp"
 #include "sim/base/error.hpp"
 #include "sim/report/chart/bar_chart.hpp"
+#include "sim/report/chart/series_chart.hpp"
 #include "sim/report/csv.hpp"
 #include "sim/report/html.hpp"
 #include "sim/report/json.hpp"
@@ -39,13 +40,14 @@ int emit_runs(const ScenarioOptions& options, const std::vector<RunResult>& runs
 }
 
 int emit_serving(const ScenarioOptions& options, const std::vector<Scenario>& scenarios,
-                 const std::string& title, std::ostream& out) {
-  for (const auto& [flag, given] :
-       {std::pair{"--plot", !options.plot.empty()}, std::pair{"--html", !options.html.empty()}}) {
+                 const std::string& title, std::ostream& out, const ServingAxis* axis) {
+  for (const auto& [flag, given] : {std::pair{"--plot", !options.plot.empty() && axis == nullptr},
+                                    std::pair{"--html", !options.html.empty()}}) {
     if (given) {
       throw InputError(
           fmt::format("{}: {} charts steps; a serving scenario's runs are tables "
-                      "(--format json|csv)",
+                      "(--format json|csv; a serving sweep over one numeric axis "
+                      "draws --plot FILE.svg)",
                       options.scenario, flag));
     }
   }
@@ -67,6 +69,17 @@ int emit_serving(const ScenarioOptions& options, const std::vector<Scenario>& sc
       variant.why_not = error.what();
     }
     variants.push_back(std::move(variant));
+  }
+  if (axis != nullptr && !options.plot.empty()) {
+    const std::optional<SeriesChart> chart =
+        serving_sweep_chart(title, axis->key, axis->values, variants);
+    if (!chart || options.plot == "-") {
+      throw InputError(fmt::format(
+          "--plot {}: a serving sweep draws an SVG over one numeric axis with two or more "
+          "unsaturated points (e.g. --over workload.arrivals.rate=1,2,4,8 --plot rate.svg)",
+          options.plot));
+    }
+    write_file("--plot", options.plot, render_series_svg(*chart));
   }
   return emit(
       options.roofs.format, out, [&] { return serving_variants_to_json(variants); },

@@ -15,7 +15,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <memory>
+#include <optional>
 
 namespace rsim::cli {
 namespace {
@@ -77,7 +79,21 @@ int sweep_serving(const SweepOptionsCli& options, const std::vector<SweepAxis>& 
   ScenarioOptions scenario_options = options.scenario;
   scenario_options.plot = options.plot;
   scenario_options.html = options.html;
-  return emit_serving(scenario_options, scenarios, "Sweep: " + scenarios.front().name, out);
+  std::optional<ServingAxis> axis;
+  if (axes.size() == 1) {
+    axis = ServingAxis{axes.front().key, {}};
+    for (const std::string& value : axes.front().values) {
+      double number = 0.0;
+      const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+      if (error != std::errc{} || end != value.data() + value.size()) {
+        axis.reset();
+        break;
+      }
+      axis->values.push_back(number);
+    }
+  }
+  return emit_serving(scenario_options, scenarios, "Sweep: " + scenarios.front().name, out,
+                      axis ? &*axis : nullptr);
 }
 
 int sweep_command(const SweepOptionsCli& options, std::ostream& out, std::ostream& err) {
