@@ -35,9 +35,14 @@ struct SweepFigures {
 /// place in the grid (SweepResult::value) and its roof and error are labels (SweepResult::label),
 /// so that a million points are one allocation of fixed-size records, not a million strings.
 struct SweepPoint {
-  SweepFigures total;       ///< the whole run's sums
-  Bytes memory;             ///< per device: Footprint::total (weights, KV cache, activations, …)
-  Bytes capacity;           ///< per device: Footprint::capacity
+  SweepFigures total;  ///< the whole run's sums
+  Bytes memory;        ///< per device: Footprint::total (weights, KV cache, activations, …)
+  Bytes capacity;      ///< per device: Footprint::capacity
+  /// A decode request's (decode_steps > 0) expected time to first token, mean time per output
+  /// token and whole request; zero for a step.
+  Seconds ttft;
+  Seconds tpot;
+  Seconds request;
   std::uint32_t error = 0;  ///< label of why the point is not a valid scenario; 0: it is valid
   bool evaluated = false;   ///< false if the sweep was cancelled first
 

@@ -125,7 +125,7 @@ void SweepEvaluator::evaluate_batch(const Base& base, std::int64_t batch, SweepP
     Scenario scenario = *base.scenario;
     scenario.workload.batch = batch;
     const RunResult run = analyze(std::move(scenario), *base.roofs, &thread.cache);
-    fill(point, run.bounds.total, run.footprint, thread);
+    fill(point, run, thread);
   } catch (const InputError& error) {
     point.error = labels_.intern(error.what());
   }
@@ -140,7 +140,7 @@ void SweepEvaluator::evaluate_values(const std::vector<std::string>& values, Swe
     Scenario scenario = load_scenario(path_, point_overrides(overrides_, axes_, values), &files_);
     Roofs roofs = scenario_roofs(scenario, mode_, roofs_);
     const RunResult run = analyze(std::move(scenario), std::move(roofs), &thread.cache);
-    fill(point, run.bounds.total, run.footprint, thread);
+    fill(point, run, thread);
   } catch (const InputError& error) {
     point.error = labels_.intern(error.what());
   }
@@ -152,6 +152,15 @@ void SweepEvaluator::fill(SweepPoint& point, const Totals& totals, const Footpri
                  totals.t_mem,   totals.t_net,   totals.bound,      thread.roof(totals, labels_)};
   point.memory = footprint.total();
   point.capacity = footprint.capacity;
+}
+
+void SweepEvaluator::fill(SweepPoint& point, const RunResult& run, SweepThread& thread) const {
+  fill(point, run.bounds.total, run.footprint, thread);
+  if (run.request) {
+    point.ttft = run.request->prefill.expected;
+    point.tpot = run.request->per_output_token().expected;
+    point.request = run.request->total().expected;
+  }
 }
 
 std::vector<std::string> SweepEvaluator::base_key(std::vector<std::string> values) const {

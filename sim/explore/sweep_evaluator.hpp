@@ -141,6 +141,8 @@ class SweepEvaluator {
                        SweepThread& thread) const;
   void fill(SweepPoint& point, const Totals& totals, const Footprint& footprint,
             SweepThread& thread) const;
+  /// The same from a whole run, with a decode request's TTFT, TPOT and total.
+  void fill(SweepPoint& point, const RunResult& run, SweepThread& thread) const;
   [[nodiscard]] std::vector<std::string> base_key(std::vector<std::string> values) const;
   void load_bases(const SweepOptions& options);
   [[nodiscard]] std::vector<std::string> base_values(std::size_t index) const;

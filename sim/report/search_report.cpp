@@ -163,38 +163,59 @@ void write_search_text(std::ostream& out, const SearchResult& result, std::size_
                reasons.empty() ? std::string() : fmt::format(" ({})", fmt::join(reasons, ", "))));
   out << '\n';
   // Drop ranks: the highest go first when the terminal is narrow.
-  TextTable table({{"#"},
-                   {"preset", Align::left},
-                   {"mesh (per replica)", Align::left},
-                   {"replicas", Align::right, 3},
-                   {"expected"},
-                   {"lower", Align::right, 4},
-                   {"upper", Align::right, 5},
-                   {"ΣT_math", Align::right, 8},
-                   {"ΣT_mem", Align::right, 7},
-                   {"ΣT_net", Align::right, 6},
-                   {"bound", Align::left},
-                   {"memory/device"},
-                   {"seq/s/device"},
-                   {"device·s/seq", Align::right, 9},
-                   {"Pareto", Align::left, 2},
-                   {"vs the one above", Align::left, 1}});
+  std::vector<TextTable::Column> columns{{"#"},
+                                         {"preset", Align::left},
+                                         {"mesh (per replica)", Align::left},
+                                         {"replicas", Align::right, 3},
+                                         {"expected"},
+                                         {"lower", Align::right, 4},
+                                         {"upper", Align::right, 5},
+                                         {"ΣT_math", Align::right, 8},
+                                         {"ΣT_mem", Align::right, 7},
+                                         {"ΣT_net", Align::right, 6},
+                                         {"bound", Align::left},
+                                         {"memory/device"},
+                                         {"seq/s/device"},
+                                         {"device·s/seq", Align::right, 9},
+                                         {"Pareto", Align::left, 2},
+                                         {"vs the one above", Align::left, 1}};
+  // A decode request's: the expected time to first token and per output token of each plan.
+  const bool requests =
+      std::any_of(result.ranked.begin(), result.ranked.end(),
+                  [](const SearchCandidate& candidate) { return candidate.request.has_value(); });
+  if (requests) {
+    columns.insert(columns.begin() + 5, {{"TTFT"}, {"TPOT"}});
+  }
+  TextTable table(std::move(columns));
   const std::size_t shown = top == 0 ? result.ranked.size() : std::min(top, result.ranked.size());
   for (std::size_t index = 0; index < shown; ++index) {
     const SearchCandidate& candidate = result.ranked[index];
-    table.add_row({fmt::format("{}", index + 1), candidate.preset,
-                   candidate.mesh.empty() ? "one device" : candidate.mesh,
-                   fmt::format("{}", candidate.replicas), seconds(candidate.total.t_expected),
-                   seconds(candidate.total.t_lower), seconds(candidate.total.t_upper),
-                   seconds(candidate.total.t_math), seconds(candidate.total.t_mem),
-                   seconds(candidate.total.t_net), std::string(bound_label(candidate.total)),
-                   format_quantity(candidate.footprint.total().si(), Dimension::bytes),
-                   format_plain(candidate.sequences_per_device_s),
-                   format_quantity(1.0 / candidate.sequences_per_device_s, Dimension::seconds),
-                   candidate.pareto ? "yes" : "",
-                   index == 0 ? "-"
-                              : loses_by(candidate, result.ranked[index - 1], result.objective,
-                                         result.rank_by)});
+    std::vector<std::string> row{
+        fmt::format("{}", index + 1),
+        candidate.preset,
+        candidate.mesh.empty() ? "one device" : candidate.mesh,
+        fmt::format("{}", candidate.replicas),
+        seconds(candidate.total.t_expected),
+        seconds(candidate.total.t_lower),
+        seconds(candidate.total.t_upper),
+        seconds(candidate.total.t_math),
+        seconds(candidate.total.t_mem),
+        seconds(candidate.total.t_net),
+        std::string(bound_label(candidate.total)),
+        format_quantity(candidate.footprint.total().si(), Dimension::bytes),
+        format_plain(candidate.sequences_per_device_s),
+        format_quantity(1.0 / candidate.sequences_per_device_s, Dimension::seconds),
+        candidate.pareto ? "yes" : "",
+        index == 0
+            ? "-"
+            : loses_by(candidate, result.ranked[index - 1], result.objective, result.rank_by)};
+    if (requests) {
+      row.insert(
+          row.begin() + 5,
+          {candidate.request ? seconds(candidate.request->prefill.expected) : "-",
+           candidate.request ? seconds(candidate.request->per_output_token().expected) : "-"});
+    }
+    table.add_row(std::move(row));
   }
   table.print(out, "  ");
   const auto pareto =

@@ -192,6 +192,11 @@ MergedSweep merge_sweep_shards(const std::vector<ShardDocument>& shards) {
       figures.roof = intern(bound);
       into.memory = Bytes(field<double>(*shard, point, "memory_per_device_bytes"));
       into.capacity = Bytes(field<double>(*shard, point, "capacity_bytes"));
+      if (point.contains("request_s")) {
+        into.ttft = Seconds(field<double>(*shard, point, "ttft_s"));
+        into.tpot = Seconds(field<double>(*shard, point, "tpot_s"));
+        into.request = Seconds(field<double>(*shard, point, "request_s"));
+      }
     }
     next = end;
   }

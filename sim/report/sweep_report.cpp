@@ -44,7 +44,7 @@ Json point_record(const SweepResult& result, std::size_t index) {
         {"error", point.evaluated ? Json(result.label(point.error)) : Json("not evaluated")}};
   }
   const SweepFigures& total = point.total;
-  return Json{{"values", values},
+  Json record{{"values", values},
               {"t_lower_s", total.t_lower.si()},
               {"t_expected_s", total.t_expected.si()},
               {"t_upper_s", total.t_upper.si()},
@@ -56,6 +56,13 @@ Json point_record(const SweepResult& result, std::size_t index) {
               {"capacity_bytes", point.capacity.si()},
               {"fits", point.fits()},
               {"error", nullptr}};
+  if (point.request.si() > 0.0) {
+    // A decode request: what a user waits (expected), beside the step's bounds above.
+    record["ttft_s"] = point.ttft.si();
+    record["tpot_s"] = point.tpot.si();
+    record["request_s"] = point.request.si();
+  }
+  return record;
 }
 
 std::optional<std::size_t> numeric_axis(const SweepResult& result) {

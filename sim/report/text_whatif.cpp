@@ -36,6 +36,9 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
   if (network) {
     columns.push_back({"ΣT_net", Align::right, 12});
   }
+  // A decode request's: what a user waits (expected time to first token and per output token).
+  const bool requests = std::any_of(runs.begin(), runs.end(),
+                                    [](const RunResult& run) { return run.request.has_value(); });
   for (TextTable::Column column :
        std::initializer_list<TextTable::Column>{{"lower"},
                                                 {"expected"},
@@ -48,6 +51,10 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
                                                 {"fits", Align::left},
                                                 {"lower vs base", Align::right, 2}}) {
     columns.push_back(std::move(column));
+  }
+  if (requests) {
+    columns.push_back({"TTFT", Align::right, 1});
+    columns.push_back({"TPOT", Align::right, 1});
   }
   TextTable table(std::move(columns));
   for (const RunResult& run : runs) {
@@ -86,6 +93,11 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
           std::string(run.footprint.fits() ? "yes" : "NO"),
           fmt::format("{:.3g}×", totals.t_lower / baseline.bounds.total.t_lower)}) {
       row.push_back(std::move(cell));
+    }
+    if (requests) {
+      row.push_back(run.request ? seconds(run.request->prefill.expected) : std::string("-"));
+      row.push_back(run.request ? seconds(run.request->per_output_token().expected)
+                                : std::string("-"));
     }
     table.add_row(std::move(row));
   }

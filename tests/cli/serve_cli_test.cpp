@@ -129,3 +129,27 @@ TEST_CASE("serving charts: latency quantiles and p99 over the arrival rate", "[s
   REQUIRE(two.code == 2);
   std::filesystem::remove_all(directory);
 }
+
+TEST_CASE("a decode request's TTFT and TPOT in sweep points and whatif and search tables",
+          "[serving][cli]") {
+  const std::string request = "scenarios/llama3_70b_request_h100.yaml";
+  const auto run = rsim_cli({"run", request, "--set", "workload.batch=8", "--format", "json"});
+  REQUIRE(run.code == 0);
+  const auto expected = nlohmann::json::parse(run.out)["decode"]["request"];
+  // The sweep's point at batch 8 is that run: its request's prefill, mean time per output token
+  // and total (expected).
+  const auto sweep =
+      rsim_cli({"sweep", request, "--over", "workload.batch=8,16", "--format", "json"});
+  REQUIRE(sweep.code == 0);
+  const auto point = nlohmann::json::parse(sweep.out)["points"][0];
+  REQUIRE(point["ttft_s"] == expected["prefill"]["t_expected_s"]);
+  REQUIRE(point["tpot_s"] == expected["per_output_token"]["t_expected_s"]);
+  REQUIRE(point["request_s"] == expected["total"]["t_expected_s"]);
+  const auto whatif = rsim_cli({"whatif", request});
+  REQUIRE(whatif.code == 0);
+  REQUIRE_THAT(whatif.out, Catch::Contains("TTFT"));
+  REQUIRE_THAT(whatif.out, Catch::Contains("TPOT"));
+  const auto search = rsim_cli({"search", request, "--devices", "8", "--top", "2"});
+  REQUIRE(search.code == 0);
+  REQUIRE_THAT(search.out, Catch::Contains("TTFT"));
+}
