@@ -19,8 +19,10 @@ double uniform01(std::mt19937_64& engine) {
   return static_cast<double>(engine() >> 11U) * 0x1.0p-53;
 }
 
-std::int64_t draw_tokens(const TokenCount& count, std::mt19937_64& engine) {
+std::int64_t draw_tokens(const TokenCount& count, std::mt19937_64& engine, std::size_t index) {
   switch (count.kind) {
+    case TokenCount::Kind::trace:
+      return count.trace[index % count.trace.size()];
     case TokenCount::Kind::fixed:
       return count.fixed;
     case TokenCount::Kind::uniform: {
@@ -56,8 +58,9 @@ std::vector<ServingRequest> make_requests(const ServingSpec& serving) {
       request.arrival = clock;
       request.submitted = clock;
     }
-    request.input = draw_tokens(serving.input_tokens, engine);
-    request.output = draw_tokens(serving.output_tokens, engine);
+    const auto index = static_cast<std::size_t>(&request - requests.data());
+    request.input = draw_tokens(serving.input_tokens, engine, index);
+    request.output = draw_tokens(serving.output_tokens, engine, index);
     request.prompt = request.input;
   }
   return requests;

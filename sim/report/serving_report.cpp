@@ -32,6 +32,9 @@ std::string tokens_text(const TokenCount& count) {
       return fmt::format("{}", count.fixed);
     case TokenCount::Kind::uniform:
       return fmt::format("uniform {}…{}", count.minimum, count.maximum);
+    case TokenCount::Kind::trace:
+      return fmt::format("from a trace of {} requests ({}…{})", count.trace.size(), count.minimum,
+                         count.maximum);
     case TokenCount::Kind::lognormal:
       return fmt::format("lognormal (median {}, σ {}, {}…{})", format_plain(count.median),
                          format_plain(count.sigma), count.minimum, count.maximum);

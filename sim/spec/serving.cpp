@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: MIT
 #include "sim/spec/serving.hpp"
 
-#include <fmt/format.h>
+#include "sim/base/csv.hpp"
+#include "sim/base/error.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 namespace rsim {
 namespace {
@@ -34,12 +42,74 @@ std::int64_t tokens_at_most(const ConfigNode& node, std::int64_t minimum) {
   return value;
 }
 
-// `N`, `{dist: uniform, min: A, max: B}` or `{dist: lognormal, median: M, sigma: S, min: A,
-// max: B}`; `least` is the fewest tokens a request may have.
-TokenCount parse_token_count(const ConfigNode& node, std::int64_t least) {
+// The whole numbers of `column` in the CSV file `node` names (relative to the scenario), each at
+// least `least`: a request trace (e.g. Azure's LLM inference traces: ContextTokens,
+// GeneratedTokens).
+std::vector<std::int64_t> read_trace(const ConfigNode& node, const std::string& column,
+                                     std::int64_t least) {
+  std::filesystem::path path = node.as_string();
+  if (path.is_relative()) {
+    path = std::filesystem::path(node.mark().file).parent_path() / path;
+  }
+  std::ifstream stream(path);
+  if (!stream) {
+    node.fail(fmt::format("cannot open the trace {}", path.string()));
+  }
+  std::string line;
+  int line_number = 1;
+  if (!std::getline(stream, line)) {
+    node.fail(fmt::format("{}: empty trace (expected a header with '{}')", path.string(), column));
+  }
+  const std::vector<std::string> header = split_csv(line, path.string(), line_number);
+  const auto found = std::find(header.begin(), header.end(), column);
+  if (found == header.end()) {
+    node.fail(fmt::format("{}:1: no column '{}' (columns: {})", path.string(), column,
+                          fmt::join(header, ", ")));
+  }
+  const auto index = static_cast<std::size_t>(found - header.begin());
+  std::vector<std::int64_t> values;
+  while (std::getline(stream, line)) {
+    ++line_number;
+    if (line.empty() || line == "\r") {
+      continue;
+    }
+    const std::vector<std::string> fields = split_csv(line, path.string(), line_number);
+    std::int64_t value = 0;
+    const std::string& text = index < fields.size() ? fields[index] : std::string();
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc{} || end != text.data() + text.size() || value < least ||
+        value > kMostTokens) {
+      throw InputError(
+          fmt::format("{}:{}: error: '{}' is \"{}\": expected a whole number of "
+                      "tokens from {} to {}",
+                      path.string(), line_number, column, text, least, kMostTokens));
+    }
+    values.push_back(value);
+  }
+  if (values.empty()) {
+    node.fail(fmt::format("{}: the trace has no rows", path.string()));
+  }
+  return values;
+}
+
+// `N`, `{dist: uniform, min: A, max: B}`, `{dist: lognormal, median: M, sigma: S, min: A,
+// max: B}` or `{trace: FILE.csv, column: NAME}` (column: `default_column`); `least` is the
+// fewest tokens a request may have.
+TokenCount parse_token_count(const ConfigNode& node, std::int64_t least,
+                             const std::string& default_column) {
   TokenCount count;
   if (node.kind() == ConfigNode::Kind::scalar) {
     count.fixed = tokens_at_most(node, least);
+    return count;
+  }
+  if (const ConfigNode* trace = node.find("trace")) {
+    node.allow_only({"trace", "column"});
+    count.kind = TokenCount::Kind::trace;
+    const std::string column =
+        node.find("column") != nullptr ? node.at("column").as_string() : default_column;
+    count.trace = read_trace(*trace, column, least);
+    count.minimum = *std::min_element(count.trace.begin(), count.trace.end());
+    count.maximum = *std::max_element(count.trace.begin(), count.trace.end());
     return count;
   }
   const std::string dist = node.at("dist").as_choice({"uniform", "lognormal"});
@@ -159,8 +229,8 @@ ServingSpec parse_serving(const ConfigNode& workload, const ConfigNode* schedule
         .fail(fmt::format("{} requests is more than rsim simulates ({})", serving.requests,
                           kMostRequests));
   }
-  serving.input_tokens = parse_token_count(workload.at("input_tokens"), 1);
-  serving.output_tokens = parse_token_count(workload.at("output_tokens"), 1);
+  serving.input_tokens = parse_token_count(workload.at("input_tokens"), 1, "input_tokens");
+  serving.output_tokens = parse_token_count(workload.at("output_tokens"), 1, "output_tokens");
   if (const ConfigNode* seed = workload.find("seed")) {
     serving.seed = static_cast<std::uint64_t>(seed->as_count());
   }

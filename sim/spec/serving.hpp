@@ -9,19 +9,23 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace rsim {
 
 /// How many tokens a request has (its prompt, or the tokens it generates): a fixed count, or
 /// drawn per request from a seeded distribution.
 struct TokenCount {
-  enum class Kind { fixed, uniform, lognormal };
+  enum class Kind { fixed, uniform, lognormal, trace };
   Kind kind = Kind::fixed;
   std::int64_t fixed = 0;    ///< fixed
   std::int64_t minimum = 1;  ///< uniform: the least; lognormal: draws are clamped to [min, max]
   std::int64_t maximum = 1;  ///< uniform: the most (inclusive)
   double median = 0.0;       ///< lognormal: e^μ, in tokens
   double sigma = 0.0;        ///< lognormal: the standard deviation of ln(tokens)
+  /// trace: a column of a CSV file (request i takes row i, cycling when the file has fewer).
+  std::vector<std::int64_t> trace;
   /// The most a draw can be (fixed: the count).
   [[nodiscard]] std::int64_t most() const { return kind == Kind::fixed ? fixed : maximum; }
 };

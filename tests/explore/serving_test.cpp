@@ -237,3 +237,21 @@ TEST_CASE("disaggregated pools add the KV cache's transfer to an idle request", 
                                       {"disaggregated", "{prefill: single, decode: single}"}}),
                       Catch::Contains("open loop"));
 }
+
+TEST_CASE("request lengths from a trace's columns", "[serving]") {
+  // Azure's LLM inference trace layout (ContextTokens, GeneratedTokens): 3 rows of 100/10,
+  // 200/20, 300/30 tokens, served one at a time: the run's output tokens are 10 + 20 + 30 = 60,
+  // so throughput × makespan = 60 and the mean output 20.
+  const std::string trace = rsim::test::source_path("tests/data/serve/azure_like.csv").string();
+  const rsim::Scenario scenario = serve_scenario(
+      {{"workload.arrivals", "{concurrency: 1}"},
+       {"workload.requests", "3"},
+       {"workload.input_tokens", "{trace: " + trace + ", column: ContextTokens}"},
+       {"workload.output_tokens", "{trace: " + trace + ", column: GeneratedTokens}"}});
+  const rsim::ServingResult result = simulate(scenario);
+  REQUIRE(near(result.output_tokens_per_s * result.makespan_s, 60.0));
+  REQUIRE(near(result.input_tokens_per_s * result.makespan_s, 600.0));
+  REQUIRE_THROWS_WITH(
+      serve_scenario({{"workload.input_tokens", "{trace: " + trace + ", column: Prompt}"}}),
+      Catch::Contains("no column 'Prompt' (columns: TIMESTAMP, ContextTokens, GeneratedTokens)"));
+}
