@@ -190,23 +190,44 @@ IterationTimes transfer_time(double bytes, const NetworkTier& tier) {
   return {lower, expected, expected};
 }
 
-ServingResult simulate_disaggregated(const Scenario& scenario, const Roofs& roofs,
-                                     ServingClock clock) {
-  const ServingSpec& serving = *scenario.serving;
-  const Disaggregation& pools = *serving.disaggregated;
-  const NetworkTier* tier = roofs.find_network(pools.transfer);
-  RSIM_CHECK(tier != nullptr, "the transfer tier was validated against the hardware");
+// The iteration costs of a serving scenario's engine (or its two pools), built once for every
+// clock it is simulated at.
+struct ServingCosts {
+  std::unique_ptr<IterationCost> prefill;  ///< the only engine's where not disaggregated
+  std::unique_ptr<IterationCost> decode;   ///< disaggregated: the decode pool's
+  std::unique_ptr<IterationCost> draft;
+};
+
+ServingCosts build_costs(const Scenario& scenario, const Roofs& roofs) {
+  ServingCosts costs;
+  if (!scenario.serving->disaggregated) {
+    costs.prefill = serving_cost(scenario, roofs);
+    costs.draft = draft_cost(scenario, roofs);
+    return costs;
+  }
   const auto pool = [&](const Plan& plan) {
     Scenario on_pool = scenario;
     on_pool.plan = plan;
     pad_vocabulary(on_pool);
     return on_pool;
   };
-  const Scenario prefill_scenario = pool(pools.prefill);
-  const Scenario decode_scenario = pool(pools.decode);
-  const std::unique_ptr<IterationCost> prefill_cost = serving_cost(prefill_scenario, roofs);
-  const std::unique_ptr<IterationCost> decode_cost = serving_cost(decode_scenario, roofs);
-  const std::unique_ptr<IterationCost> draft = draft_cost(decode_scenario, roofs);
+  const Scenario prefill_scenario = pool(scenario.serving->disaggregated->prefill);
+  const Scenario decode_scenario = pool(scenario.serving->disaggregated->decode);
+  costs.prefill = serving_cost(prefill_scenario, roofs);
+  costs.decode = serving_cost(decode_scenario, roofs);
+  costs.draft = draft_cost(decode_scenario, roofs);
+  return costs;
+}
+
+ServingResult simulate_disaggregated(const Scenario& scenario, const Roofs& roofs,
+                                     const ServingCosts& costs, ServingClock clock) {
+  const ServingSpec& serving = *scenario.serving;
+  const Disaggregation& pools = *serving.disaggregated;
+  const NetworkTier* tier = roofs.find_network(pools.transfer);
+  RSIM_CHECK(tier != nullptr, "the transfer tier was validated against the hardware");
+  IterationCost* const prefill_cost = costs.prefill.get();
+  IterationCost* const decode_cost = costs.decode.get();
+  IterationCost* const draft = costs.draft.get();
   // The prefill pool: every request ends at its first token (no speculation there).
   ServingSpec prefill_spec = serving;
   prefill_spec.speculative.reset();
@@ -244,7 +265,7 @@ ServingResult simulate_disaggregated(const Scenario& scenario, const Roofs& roof
   std::stable_sort(
       requests.begin(), requests.end(),
       [](const ServingRequest& a, const ServingRequest& b) { return a.arrival < b.arrival; });
-  ServingEngine decode(serving, *decode_cost, draft.get(), clock, std::move(requests));
+  ServingEngine decode(serving, *decode_cost, draft, clock, std::move(requests));
   decode.run();
   std::vector<ServingRequest> all = decode.requests();
   all.insert(all.end(), finished_early.begin(), finished_early.end());
@@ -264,13 +285,21 @@ ServingResult simulate_disaggregated(const Scenario& scenario, const Roofs& roof
 
 }  // namespace
 
-ServingResult simulate_serving(const Scenario& scenario, const Roofs& roofs, ServingClock clock) {
-  if (scenario.serving->disaggregated) {
-    return simulate_disaggregated(scenario, roofs, clock);
+std::vector<ServingResult> simulate_serving(const Scenario& scenario, const Roofs& roofs,
+                                            const std::vector<ServingClock>& clocks) {
+  const ServingCosts costs = build_costs(scenario, roofs);
+  std::vector<ServingResult> results;
+  for (const ServingClock clock : clocks) {
+    results.push_back(
+        scenario.serving->disaggregated
+            ? simulate_disaggregated(scenario, roofs, costs, clock)
+            : simulate_serving(*scenario.serving, *costs.prefill, costs.draft.get(), clock));
   }
-  const std::unique_ptr<IterationCost> cost = serving_cost(scenario, roofs);
-  const std::unique_ptr<IterationCost> draft = draft_cost(scenario, roofs);
-  return simulate_serving(*scenario.serving, *cost, draft.get(), clock);
+  return results;
+}
+
+ServingResult simulate_serving(const Scenario& scenario, const Roofs& roofs, ServingClock clock) {
+  return simulate_serving(scenario, roofs, std::vector<ServingClock>{clock}).front();
 }
 
 }  // namespace rsim

@@ -77,6 +77,10 @@ struct ServingResult {
 ServingResult simulate_serving(const Scenario& scenario, const Roofs& roofs,
                                ServingClock clock = ServingClock::expected);
 
+/// The same at several clocks, the iteration costs built once.
+std::vector<ServingResult> simulate_serving(const Scenario& scenario, const Roofs& roofs,
+                                            const std::vector<ServingClock>& clocks);
+
 /// The same with an iteration cost already built (benchmarks, repeated runs).
 ServingResult simulate_serving(const ServingSpec& serving, IterationCost& cost,
                                IterationCost* draft, ServingClock clock);

@@ -57,7 +57,7 @@ struct Iteration {
 /// Every figure comes from batch lines (microseconds per batch, kept per batch): decode steps at
 /// two contexts, and A(L) from prefills of L tokens at the iteration's number of chunks (one
 /// kernel runs them: its occupancy is theirs), exact where L is one of the workload's fixed
-/// prompt lengths, else interpolated on a grid of 16 points per octave (A(L)/L linear between).
+/// prompt lengths, else interpolated on a grid of 8 points per octave (A(L)/L linear between).
 class IterationCost {
  public:
   /// `scenario` a decode scenario (its batch and context are set per evaluation), costed on

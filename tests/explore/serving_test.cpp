@@ -128,7 +128,10 @@ TEST_CASE("a rate above capacity is reported as saturated, not as latencies", "[
 }
 
 TEST_CASE("the same seed gives the same run and another seed another", "[serving]") {
-  const Sets sets{{"workload.requests", "300"}};
+  // Lengths drawn from the seed (uniform, short prompts: few prefill lines to build).
+  const Sets sets{{"workload.requests", "300"},
+                  {"workload.input_tokens", "{dist: uniform, min: 64, max: 256}"},
+                  {"workload.output_tokens", "{dist: uniform, min: 16, max: 64}"}};
   const rsim::Scenario scenario = serve_scenario(sets);
   const nlohmann::ordered_json first = rsim::serving_json(simulate(scenario));
   const nlohmann::ordered_json again = rsim::serving_json(simulate(scenario));

@@ -50,8 +50,10 @@ int serve_command(const RunOptions& options, const Scenario& scenario, std::ostr
                                      parse_overrides(options.scenario.roofs));
   ServingRun run;
   run.scenario = &scenario;
-  run.expected = simulate_serving(scenario, roofs, ServingClock::expected);
-  run.lower = simulate_serving(scenario, roofs, ServingClock::lower);
+  std::vector<ServingResult> results =
+      simulate_serving(scenario, roofs, {ServingClock::expected, ServingClock::lower});
+  run.expected = std::move(results[0]);
+  run.lower = std::move(results[1]);
   if (!options.plot.empty()) {
     // The TTFT and TPOT quantile curves (an SVG file; the report is printed as well).
     write_file("--plot", options.plot, render_series_svg(serving_quantile_chart(run)));
