@@ -144,8 +144,8 @@ void ServingEngine::preempt(std::size_t position) {
 }
 
 // Every decoding sequence's next token(s), preempting the latest admitted where the KV cache is
-// full; false where none decodes.
-bool ServingEngine::schedule_decodes(Iteration& iteration, std::int64_t& budget) {
+// full.
+void ServingEngine::schedule_decodes(Iteration& iteration, std::int64_t& budget) {
   const std::int64_t tokens = step_tokens();
   for (std::size_t position = 0; position < running_.size(); ++position) {
     ServingRequest& request = requests_[running_[position]];
@@ -171,7 +171,6 @@ bool ServingEngine::schedule_decodes(Iteration& iteration, std::int64_t& budget)
     ++iteration.decode_sequences;
     budget -= tokens;
   }
-  return iteration.decode_sequences > 0;
 }
 
 // Prompts: the running ones' next chunks, then new ones while the sequences, the token budget
@@ -215,9 +214,8 @@ std::int64_t ServingEngine::schedule_prefills(Iteration& iteration, std::int64_t
     }
     waiting_.pop_front();
     running_.push_back(index);
-    ServingRequest& request = requests_[index];
-    if (request.scheduled < 0.0) {
-      request.scheduled = now_;
+    if (arriving.scheduled < 0.0) {
+      arriving.scheduled = now_;
     }
   }
   return admitted_prefilled;

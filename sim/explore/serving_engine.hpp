@@ -66,7 +66,7 @@ class ServingEngine {
   void release_arrivals();
   bool reserve(ServingRequest& request, std::int64_t tokens);
   void preempt(std::size_t position);
-  bool schedule_decodes(Iteration& iteration, std::int64_t& budget);
+  void schedule_decodes(Iteration& iteration, std::int64_t& budget);
   /// Returns how many prefilled requests it admitted (no compute of their own).
   std::int64_t schedule_prefills(Iteration& iteration, std::int64_t& budget, bool whole_prompts);
   void finish(std::size_t index);
