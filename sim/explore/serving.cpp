@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 namespace rsim {
 namespace {
@@ -190,33 +191,34 @@ IterationTimes transfer_time(double bytes, const NetworkTier& tier) {
   return {lower, expected, expected};
 }
 
-// The iteration costs of a serving scenario's engine (or its two pools), built once for every
-// clock it is simulated at.
-struct ServingCosts {
-  std::unique_ptr<IterationCost> prefill;  ///< the only engine's where not disaggregated
-  std::unique_ptr<IterationCost> decode;   ///< disaggregated: the decode pool's
-  std::unique_ptr<IterationCost> draft;
-};
-
-ServingCosts build_costs(const Scenario& scenario, const Roofs& roofs) {
-  ServingCosts costs;
-  if (!scenario.serving->disaggregated) {
-    costs.prefill = serving_cost(scenario, roofs);
-    costs.draft = draft_cost(scenario, roofs);
-    return costs;
+// A pool of `replicas` engines of one cost: `requests` (in arrival order) go to them in turn
+// (round robin); returns them in the same order with the engines' statistics merged (sums,
+// the occupancies averaged over the replicas, the peak the highest).
+std::pair<std::vector<ServingRequest>, EngineStats> run_pool(
+    const ServingSpec& serving, IterationCost& cost, IterationCost* draft, ServingClock clock,
+    std::vector<ServingRequest> requests, std::int64_t replicas) {
+  const auto count = static_cast<std::size_t>(replicas);
+  std::vector<std::vector<ServingRequest>> shares(count);
+  for (std::size_t index = 0; index < requests.size(); ++index) {
+    shares[index % count].push_back(requests[index]);
   }
-  const auto pool = [&](const Plan& plan) {
-    Scenario on_pool = scenario;
-    on_pool.plan = plan;
-    pad_vocabulary(on_pool);
-    return on_pool;
-  };
-  const Scenario prefill_scenario = pool(scenario.serving->disaggregated->prefill);
-  const Scenario decode_scenario = pool(scenario.serving->disaggregated->decode);
-  costs.prefill = serving_cost(prefill_scenario, roofs);
-  costs.decode = serving_cost(decode_scenario, roofs);
-  costs.draft = draft_cost(decode_scenario, roofs);
-  return costs;
+  EngineStats merged;
+  for (std::size_t replica = 0; replica < count && replica < requests.size(); ++replica) {
+    ServingEngine engine(serving, cost, draft, clock, std::move(shares[replica]));
+    engine.run();
+    for (std::size_t served = 0; served < engine.requests().size(); ++served) {
+      requests[replica + served * count] = engine.requests()[served];
+    }
+    const EngineStats& stats = engine.stats();
+    merged.iterations += stats.iterations;
+    merged.preemptions += stats.preemptions;
+    merged.batch_tokens += stats.batch_tokens;
+    merged.running_time += stats.running_time;
+    merged.occupancy_time += stats.occupancy_time / static_cast<double>(replicas);
+    merged.occupancy_peak = std::max(merged.occupancy_peak, stats.occupancy_peak);
+    merged.kv_capacity_tokens = stats.kv_capacity_tokens;
+  }
+  return {std::move(requests), merged};
 }
 
 ServingResult simulate_disaggregated(const Scenario& scenario, const Roofs& roofs,
@@ -236,11 +238,11 @@ ServingResult simulate_disaggregated(const Scenario& scenario, const Roofs& roof
   for (ServingRequest& prompt : prompts) {
     prompt.output = 1;
   }
-  ServingEngine prefill(prefill_spec, *prefill_cost, nullptr, clock, std::move(prompts));
-  prefill.run();
+  const auto [prefilled, prefill_stats] = run_pool(prefill_spec, *prefill_cost, nullptr, clock,
+                                                   std::move(prompts), pools.prefill_replicas);
   // The decode pool: each request arrives with its KV cache and its first token.
   for (std::size_t index = 0; index < requests.size(); ++index) {
-    const ServingRequest& done = prefill.requests()[index];
+    const ServingRequest& done = prefilled[index];
     ServingRequest& request = requests[index];
     const IterationTimes transfer = transfer_time(
         prefill_cost->kv_bytes_per_token() * static_cast<double>(request.input), *tier);
@@ -265,35 +267,62 @@ ServingResult simulate_disaggregated(const Scenario& scenario, const Roofs& roof
   std::stable_sort(
       requests.begin(), requests.end(),
       [](const ServingRequest& a, const ServingRequest& b) { return a.arrival < b.arrival; });
-  ServingEngine decode(serving, *decode_cost, draft, clock, std::move(requests));
-  decode.run();
-  std::vector<ServingRequest> all = decode.requests();
+  auto [all, decode_stats] =
+      run_pool(serving, *decode_cost, draft, clock, std::move(requests), pools.decode_replicas);
   all.insert(all.end(), finished_early.begin(), finished_early.end());
   std::vector<double> transfers;
   for (const ServingRequest& request : all) {
     transfers.push_back(request.transfer);
   }
-  ServingResult result = summarize_requests(
-      serving, all, decode.stats(), prefill_cost->devices() + decode_cost->devices(), clock);
-  result.iterations += prefill.stats().iterations;
-  result.preemptions += prefill.stats().preemptions;
-  result.pools = ServingResult::Pools{
-      prefill_cost->devices(),         decode_cost->devices(),     pools.transfer,
-      summarize(std::move(transfers)), prefill.stats().iterations, prefill.stats().occupancy_peak};
+  const std::int64_t prefill_devices = pools.prefill_replicas * prefill_cost->devices();
+  const std::int64_t decode_devices = pools.decode_replicas * decode_cost->devices();
+  ServingResult result =
+      summarize_requests(serving, all, decode_stats, prefill_devices + decode_devices, clock);
+  result.iterations += prefill_stats.iterations;
+  result.preemptions += prefill_stats.preemptions;
+  result.pools = ServingResult::Pools{prefill_devices,          decode_devices,
+                                      pools.prefill_replicas,   pools.decode_replicas,
+                                      pools.transfer,           summarize(std::move(transfers)),
+                                      prefill_stats.iterations, prefill_stats.occupancy_peak};
   return result;
 }
 
 }  // namespace
 
+ServingCosts build_serving_costs(const Scenario& scenario, const Roofs& roofs) {
+  ServingCosts costs;
+  if (!scenario.serving->disaggregated) {
+    costs.prefill = serving_cost(scenario, roofs);
+    costs.draft = draft_cost(scenario, roofs);
+    return costs;
+  }
+  const auto pool = [&](const Plan& plan) {
+    Scenario on_pool = scenario;
+    on_pool.plan = plan;
+    pad_vocabulary(on_pool);
+    return on_pool;
+  };
+  const Scenario prefill_scenario = pool(scenario.serving->disaggregated->prefill);
+  const Scenario decode_scenario = pool(scenario.serving->disaggregated->decode);
+  costs.prefill = serving_cost(prefill_scenario, roofs);
+  costs.decode = serving_cost(decode_scenario, roofs);
+  costs.draft = draft_cost(decode_scenario, roofs);
+  return costs;
+}
+
+ServingResult simulate_serving(const Scenario& scenario, const Roofs& roofs,
+                               const ServingCosts& costs, ServingClock clock) {
+  return scenario.serving->disaggregated
+             ? simulate_disaggregated(scenario, roofs, costs, clock)
+             : simulate_serving(*scenario.serving, *costs.prefill, costs.draft.get(), clock);
+}
+
 std::vector<ServingResult> simulate_serving(const Scenario& scenario, const Roofs& roofs,
                                             const std::vector<ServingClock>& clocks) {
-  const ServingCosts costs = build_costs(scenario, roofs);
+  const ServingCosts costs = build_serving_costs(scenario, roofs);
   std::vector<ServingResult> results;
   for (const ServingClock clock : clocks) {
-    results.push_back(
-        scenario.serving->disaggregated
-            ? simulate_disaggregated(scenario, roofs, costs, clock)
-            : simulate_serving(*scenario.serving, *costs.prefill, costs.draft.get(), clock));
+    results.push_back(simulate_serving(scenario, roofs, costs, clock));
   }
   return results;
 }

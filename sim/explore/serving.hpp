@@ -7,6 +7,7 @@
 #include "sim/spec/scenario.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,8 +63,10 @@ struct ServingResult {
   std::optional<double> goodput_requests_per_s;
   /// Disaggregated: the pools and the KV caches' transfers between them.
   struct Pools {
-    std::int64_t prefill_devices = 0;
+    std::int64_t prefill_devices = 0;  ///< all the pool's
     std::int64_t decode_devices = 0;
+    std::int64_t prefill_replicas = 1;
+    std::int64_t decode_replicas = 1;
     std::string transfer;        ///< the network tier
     LatencySummary kv_transfer;  ///< per request
     std::int64_t prefill_iterations = 0;
@@ -84,6 +87,19 @@ std::vector<ServingResult> simulate_serving(const Scenario& scenario, const Roof
 /// The same with an iteration cost already built (benchmarks, repeated runs).
 ServingResult simulate_serving(const ServingSpec& serving, IterationCost& cost,
                                IterationCost* draft, ServingClock clock);
+
+/// The iteration costs of a serving scenario's engine (or its two pools): they depend on the
+/// plans and the requests' length ranges only, so one build serves every clock, arrival rate and
+/// scheduler cap (and a search shares them between deployments).
+struct ServingCosts {
+  std::shared_ptr<IterationCost> prefill;  ///< the only engine's where not disaggregated
+  std::shared_ptr<IterationCost> decode;   ///< disaggregated: the decode pool's
+  std::shared_ptr<IterationCost> draft;    ///< speculative: the draft's (on the decode plan)
+};
+ServingCosts build_serving_costs(const Scenario& scenario, const Roofs& roofs);
+/// `scenario.serving` (its rate, scheduler and pools) on costs built for its plans.
+ServingResult simulate_serving(const Scenario& scenario, const Roofs& roofs,
+                               const ServingCosts& costs, ServingClock clock);
 
 /// Builds the iteration cost simulate_serving uses for `scenario` (its draft's in `draft` where
 /// the scenario speculates).

@@ -96,6 +96,8 @@ Json serving_json(const ServingResult& result) {
     json["disaggregated"] =
         Json{{"prefill_devices", result.pools->prefill_devices},
              {"decode_devices", result.pools->decode_devices},
+             {"prefill_replicas", result.pools->prefill_replicas},
+             {"decode_replicas", result.pools->decode_replicas},
              {"transfer_tier", result.pools->transfer},
              {"kv_transfer_s", latency_json(result.pools->kv_transfer, true)},
              {"prefill_iterations", result.pools->prefill_iterations},
@@ -169,12 +171,10 @@ void write_serving_text(std::ostream& out, const ServingRun& run) {
   }
   if (serving.disaggregated && result.pools) {
     const Disaggregation& pools = *serving.disaggregated;
-    out << fmt::format(
-        "  hardware   {} × {}: prefill pool {} × plan {}, decode pool {} × plan "
-        "{}; KV caches over {} (mean {}, p99 {})\n",
-        result.devices, scenario.hardware.name, result.pools->prefill_devices, pools.prefill.name,
-        result.pools->decode_devices, pools.decode.name, pools.transfer,
-        seconds(result.pools->kv_transfer.mean), seconds(result.pools->kv_transfer.p99));
+    out << fmt::format("  hardware   {} × {}: {}; KV caches over {} (mean {}, p99 {})\n",
+                       result.devices, scenario.hardware.name, describe_pools(pools),
+                       pools.transfer, seconds(result.pools->kv_transfer.mean),
+                       seconds(result.pools->kv_transfer.p99));
   } else {
     out << fmt::format("  hardware   {} × {}, plan {}\n", scenario.plan.devices(),
                        scenario.hardware.name, scenario.plan.name);
@@ -276,11 +276,7 @@ void write_serving_variants_text(std::ostream& out, const std::string& title,
     const Scenario& scenario = *variant.scenario;
     const std::string plan =
         scenario.serving->disaggregated
-            ? fmt::format("prefill {} ×{} + decode {} ×{}",
-                          scenario.serving->disaggregated->prefill.name,
-                          scenario.serving->disaggregated->prefill.devices(),
-                          scenario.serving->disaggregated->decode.name,
-                          scenario.serving->disaggregated->decode.devices())
+            ? describe_pools(*scenario.serving->disaggregated)
             : fmt::format("{} ×{}", scenario.plan.name, scenario.plan.devices());
     if (!variant.result) {
       table.add_row({variant.name, plan, "–", "–", "–", "–", "–", "–", "–"});

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <tuple>
 
 namespace rsim {
 namespace {
@@ -266,6 +267,26 @@ void add_defaults(ConfigNode& document, const std::filesystem::path& path) {
 
 // `phase: serve` with its `scheduler:`, `speculative:` and `slo:` (the draft model loads like the
 // scenario's); those keys are refused on any other phase.
+// A disaggregated pool: a plan (as `plan:` is written) and `replicas:` of it (default 1).
+std::pair<Plan, std::int64_t> parse_pool(const ConfigNode& node, const HardwareSpec& hardware) {
+  if (node.kind() != ConfigNode::Kind::map) {
+    return {parse_plan(node, hardware), 1};
+  }
+  ConfigNode plan(ConfigNode::Kind::map, node.mark(), node.path());
+  std::int64_t replicas = 1;
+  for (const ConfigNode::Entry& entry : node.entries()) {
+    if (entry.key == "replicas") {
+      replicas = entry.value.as_positive_int();
+      if (replicas > 1024) {
+        entry.value.fail("at most 1024 replicas in a pool");
+      }
+    } else {
+      plan.add_entry(entry);
+    }
+  }
+  return {parse_plan(plan, hardware), replicas};
+}
+
 void parse_serving_keys(const ConfigNode& document, const ConfigNode& workload, Scenario& scenario,
                         ConfigFiles* files) {
   const ConfigNode* scheduler = document.find("scheduler");
@@ -308,8 +329,10 @@ void parse_serving_keys(const ConfigNode& document, const ConfigNode& workload, 
           fmt::format("{} has no network tier to move KV caches over", scenario.hardware.name));
     }
     Disaggregation pools;
-    pools.prefill = parse_plan(disaggregated->at("prefill"), scenario.hardware);
-    pools.decode = parse_plan(disaggregated->at("decode"), scenario.hardware);
+    std::tie(pools.prefill, pools.prefill_replicas) =
+        parse_pool(disaggregated->at("prefill"), scenario.hardware);
+    std::tie(pools.decode, pools.decode_replicas) =
+        parse_pool(disaggregated->at("decode"), scenario.hardware);
     // Between nodes by default: the outermost tier (InfiniBand on an HGX cluster).
     pools.transfer = scenario.hardware.network.back().name;
     if (const ConfigNode* transfer = disaggregated->find("transfer")) {

@@ -196,6 +196,16 @@ double SpeculativeSpec::tokens_per_step() const {
   return (1.0 - std::pow(acceptance, k + 1.0)) / (1.0 - acceptance);
 }
 
+std::string describe_pool(const Plan& plan, std::int64_t replicas) {
+  const std::string one = fmt::format("{} ×{}", plan.name, plan.devices());
+  return replicas == 1 ? one : fmt::format("{} × {}", replicas, one);
+}
+
+std::string describe_pools(const Disaggregation& pools) {
+  return fmt::format("prefill {} + decode {}", describe_pool(pools.prefill, pools.prefill_replicas),
+                     describe_pool(pools.decode, pools.decode_replicas));
+}
+
 bool is_serving_workload_key(std::string_view key) {
   for (std::string_view allowed : kServingWorkloadKeys) {
     if (key == allowed) {

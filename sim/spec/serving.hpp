@@ -73,10 +73,22 @@ struct ServingSlo {
 /// 2024): a prefill pool computes prompts and the first token, each request's KV cache crosses
 /// `transfer` to a decode pool that generates the rest.
 struct Disaggregation {
-  Plan prefill;
-  Plan decode;
+  Plan prefill;  ///< one prefill replica's plan
+  Plan decode;   ///< one decode replica's plan
+  /// Replicas of each plan in its pool (`replicas:` beside the plan); requests go to them in
+  /// turn (round robin, as DistServe's and vLLM's routers dispatch an even stream).
+  std::int64_t prefill_replicas = 1;
+  std::int64_t decode_replicas = 1;
   std::string transfer;  ///< the network tier between the pools
+  [[nodiscard]] std::int64_t devices() const {
+    return prefill_replicas * prefill.devices() + decode_replicas * decode.devices();
+  }
 };
+
+/// "megatron_tp ×4", or "2 × megatron_tp ×4" for two replicas of it.
+std::string describe_pool(const Plan& plan, std::int64_t replicas);
+/// "prefill megatron_tp ×4 + decode 2 × megatron_tp ×4".
+std::string describe_pools(const Disaggregation& pools);
 
 struct ServingSpec {
   Arrivals arrivals;

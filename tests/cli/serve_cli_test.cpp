@@ -76,9 +76,43 @@ TEST_CASE("the serving search ranks deployments by goodput per device", "[servin
   const auto json = nlohmann::json::parse(search.out);
   const auto& ranked = json["ranked"];
   REQUIRE(ranked.size() >= 2);
+  bool disaggregated = false;
+  bool small_chunk = false;
   for (std::size_t rank = 0; rank < ranked.size(); ++rank) {
     // Every deployment uses the 8 devices; goodput per device = SLO rate / 8, non-increasing.
     REQUIRE(ranked[rank]["replica_devices"].get<int>() * ranked[rank]["replicas"].get<int>() == 8);
+    const auto& pools = ranked[rank]["disaggregated"];
+    if (!pools.is_null()) {
+      // A unit's pools fill it: prefill replicas × devices + decode replicas × devices.
+      disaggregated = true;
+      REQUIRE(pools["prefill"]["devices"].get<int>() * pools["prefill"]["replicas"].get<int>() +
+                  pools["decode"]["devices"].get<int>() * pools["decode"]["replicas"].get<int>() ==
+              ranked[rank]["replica_devices"].get<int>());
+      // 8 devices fit one NVLink domain: KV caches move over NVLink.
+      REQUIRE(pools["transfer_tier"] == "nvlink");
+    }
+    small_chunk = small_chunk || ranked[rank]["max_batch_tokens"] == 512;
+    // vLLM's rule: a chunk holds at least one token per sequence.
+    REQUIRE(ranked[rank]["max_batch_tokens"].get<int>() >=
+            ranked[rank]["max_sequences"].get<int>());
+    // The Pareto front at the SLO rate: no deployment has more tokens/s per device there and a
+    // lower p99 TPOT.
+    if (ranked[rank]["pareto"] == true) {
+      const auto& mine = ranked[rank]["at_slo_rate"];
+      for (const auto& other : ranked) {
+        const auto& theirs = other["at_slo_rate"];
+        if (theirs.is_null()) {
+          continue;
+        }
+        const double my_tokens = mine["throughput_tokens_per_s_per_device"].get<double>();
+        const double their_tokens = theirs["throughput_tokens_per_s_per_device"].get<double>();
+        const double my_tpot = mine["tpot_p99_s"].get<double>();
+        const double their_tpot = theirs["tpot_p99_s"].get<double>();
+        const bool dominated = their_tokens >= my_tokens && their_tpot <= my_tpot &&
+                               (their_tokens > my_tokens || their_tpot < my_tpot);
+        REQUIRE_FALSE(dominated);
+      }
+    }
     REQUIRE(ranked[rank]["goodput_requests_per_s_per_device"].get<double>() ==
             Approx(ranked[rank]["slo_rate_requests_per_s"].get<double>() / 8.0));
     if (rank > 0) {
@@ -86,6 +120,8 @@ TEST_CASE("the serving search ranks deployments by goodput per device", "[servin
               ranked[rank - 1]["goodput_requests_per_s_per_device"].get<double>());
     }
   }
+  REQUIRE(disaggregated);
+  REQUIRE(small_chunk);
   REQUIRE(ranked[0]["meets_slo"] == true);
   REQUIRE(json["slo"]["ttft_p99_s"] == 2.0);
   const auto bad = rsim_cli({"search", kServe, "--devices", "8", "--slo", "latency=1s"});
@@ -123,6 +159,15 @@ TEST_CASE("serving charts: latency quantiles and p99 over the arrival rate", "[s
                           curve.string()}))
               .code == 0);
   REQUIRE_THAT(read(curve), Catch::Contains("TTFT p99"));
+  const auto pareto = directory / "pareto.svg";
+  REQUIRE(rsim_cli(quick({"search", kServe, "--devices", "8", "--plot", pareto.string()})).code ==
+          0);
+  REQUIRE_THAT(read(pareto), Catch::Contains("Pareto front"));
+  REQUIRE_THAT(read(pareto), Catch::Contains("output tokens/s per device"));
+  const auto step =
+      rsim_cli({"search", "scenarios/pi05_thor.yaml", "--devices", "1", "--plot", "x.svg"});
+  REQUIRE(step.code == 2);
+  REQUIRE_THAT(step.err, Catch::Contains("--plot is for a serving scenario"));
   // Two axes have no single x: refused.
   const auto two = rsim_cli(quick({"sweep", kServe, "--over", "workload.arrivals.rate=1,2",
                                    "--over", "workload.seed=1,2", "--plot", curve.string()}));

@@ -241,6 +241,45 @@ TEST_CASE("disaggregated pools add the KV cache's transfer to an idle request", 
                       Catch::Contains("open loop"));
 }
 
+TEST_CASE("replicated pools send each request to the next replica in turn", "[serving]") {
+  // Two requests 1 ms apart (rate 1000/s, seed 1 draws gaps near it) on pools of two replicas
+  // each: round robin gives each request a prefill and a decode replica of its own, so each runs
+  // as the lone request of the test above: TTFT as the aggregated engine's for one request, end
+  // to end that plus the transfer (41,943,040 B / 50 GB/s + 2.7 µs). Devices: 2 × 8 + 2 × 8.
+  const Sets one{{"workload.arrivals", "{rate: 0.001}"},
+                 {"workload.requests", "1"},
+                 {"workload.input_tokens", "1024"},
+                 {"workload.output_tokens", "33"}};
+  const Sets two{{"workload.arrivals", "{rate: 1000}"},
+                 {"workload.requests", "2"},
+                 {"workload.input_tokens", "1024"},
+                 {"workload.output_tokens", "33"},
+                 {"disaggregated",
+                  "{prefill: {preset: megatron_tp, mesh: {model: 8 over nvlink}, replicas: 2}, "
+                  "decode: {preset: megatron_tp, mesh: {model: 8 over nvlink}, replicas: 2}}"}};
+  const auto alone = simulate(serve_scenario(one), rsim::ServingClock::lower);
+  const auto split = simulate(serve_scenario(two), rsim::ServingClock::lower);
+  const double transfer = 41'943'040.0 / 50e9 + 2.7e-6;
+  REQUIRE(split.devices == 32);
+  REQUIRE(split.pools->prefill_replicas == 2);
+  REQUIRE(split.pools->decode_devices == 16);
+  REQUIRE(near(split.ttft.p50, alone.ttft.mean));
+  REQUIRE(near(split.ttft.p99, alone.ttft.mean));
+  REQUIRE(near(split.e2e.p99, alone.e2e.mean + transfer));
+  // One replica each: the second request shares the first's iterations, so it is slower.
+  Sets shared = two;
+  shared.back().second =
+      "{prefill: {preset: megatron_tp, mesh: {model: 8 over nvlink}}, decode: {preset: "
+      "megatron_tp, mesh: {model: 8 over nvlink}}}";
+  REQUIRE(simulate(serve_scenario(shared), rsim::ServingClock::lower).e2e.p99 >
+          split.e2e.p99 * 1.001);
+  REQUIRE_THROWS_WITH(
+      serve_scenario({{"disaggregated",
+                       "{prefill: {preset: megatron_tp, mesh: {model: 8 over nvlink}, replicas: "
+                       "0}, decode: single}"}}),
+      Catch::Contains("replicas"));
+}
+
 TEST_CASE("request lengths from a trace's columns", "[serving]") {
   // Azure's LLM inference trace layout (ContextTokens, GeneratedTokens): 3 rows of 100/10,
   // 200/20, 300/30 tokens, served one at a time: the run's output tokens are 10 + 20 + 30 = 60,

@@ -172,7 +172,7 @@ std::string render_series_svg(const SeriesChart& chart) {
     }
     band = upper;
     band.insert(band.end(), lower.rbegin(), lower.rend());
-    if (!band.empty()) {
+    if (!band.empty() && !series.markers_only) {
       svg.polygon(
           band, fmt::format(R"(fill="{}" fill-opacity="{}" stroke="none")", colour, band_opacity));
       svg.polyline(lower, fmt::format(R"(fill="none" stroke="{}" stroke-width="2.2")", colour));
@@ -202,8 +202,13 @@ std::string render_series_svg(const SeriesChart& chart) {
                              colour));
       }
     }
-    svg.line(plot.right() + 16.0, legend_y, plot.right() + 40.0, legend_y,
-             fmt::format(R"(stroke="{}" stroke-width="2.2")", colour));
+    if (series.markers_only) {
+      svg.circle(plot.right() + 28.0, legend_y, 3.0,
+                 fmt::format(R"(fill="{}" stroke="none")", colour));
+    } else {
+      svg.line(plot.right() + 16.0, legend_y, plot.right() + 40.0, legend_y,
+               fmt::format(R"(stroke="{}" stroke-width="2.2")", colour));
+    }
     svg.text(plot.right() + 46.0, legend_y + 4.0, series.name, R"(font-size="12" fill="#222")");
     legend_y += 20.0;
   }

@@ -17,6 +17,8 @@ struct Series {
   std::vector<bool> fits;
   /// Per x (empty: none): the roof that holds the point; where it changes the chart marks it.
   std::vector<std::string> roofs;
+  /// A scatter: markers only, no band or lines (points that are not a curve).
+  bool markers_only = false;
 };
 
 /// Where the lower bounds of two series cross: between two samples whose difference changes

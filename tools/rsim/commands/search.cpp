@@ -29,6 +29,7 @@ struct SearchOptionsCli {
   bool exhaustive = false;
   std::string shard;
   std::string slo;
+  std::string plot;
 };
 
 // `--slo ttft_p99=2s,tpot_p99=100ms` (either key alone; `ttft`/`tpot` too).
@@ -63,6 +64,10 @@ int serving_search_command(const SearchOptionsCli& options, const Scenario& scen
   const ServingSearchResult result =
       search_serving(scenario, roofs, options.devices,
                      options.slo.empty() ? ServingSlo{} : parse_slo_option(options.slo));
+  if (!options.plot.empty()) {
+    // The Pareto chart (an SVG file; the ranking is printed as well).
+    write_file("--plot", options.plot, render_series_svg(serving_pareto_chart(scenario, result)));
+  }
   return emit(
       options.scenario.roofs.format, out,
       [&] { return serving_search_to_json(scenario, result, options.top); },
@@ -129,8 +134,12 @@ int search_command(const SearchOptionsCli& options, std::ostream& out, std::ostr
   if (scenario.serving) {
     return serving_search_command(options, scenario, roofs, out);
   }
-  if (!options.slo.empty()) {
-    throw InputError("--slo is for a serving scenario (workload: {phase: serve, ...})");
+  for (const auto& [flag, given] :
+       {std::pair{"--slo", !options.slo.empty()}, std::pair{"--plot", !options.plot.empty()}}) {
+    if (given) {
+      throw InputError(
+          fmt::format("{} is for a serving scenario (workload: {{phase: serve, ...}})", flag));
+    }
   }
   const Shard shard = options.shard.empty() ? Shard{} : parse_shard(options.shard, "--shard");
   if (scenario.workload.phase == Phase::train) {
@@ -185,6 +194,9 @@ Command add_search_command(CLI::App& app) {
   search->add_option("--slo", options->slo,
                      "A serving scenario's objectives, e.g. ttft_p99=2s,tpot_p99=100ms (default: "
                      "its slo:)");
+  search->add_option("--plot", options->plot,
+                     "A serving search: write the Pareto chart of tokens/s per device against "
+                     "p99 TPOT at each deployment's SLO rate as SVG to FILE");
   search->add_option("--shard", options->shard,
                      "Training: search only the K-th of N contiguous slices of the plan shapes "
                      "(K/N, K from 1), as JSON; rsim merge joins the N outputs");
