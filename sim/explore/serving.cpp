@@ -317,6 +317,32 @@ ServingResult simulate_serving(const Scenario& scenario, const Roofs& roofs,
              : simulate_serving(*scenario.serving, *costs.prefill, costs.draft.get(), clock);
 }
 
+std::vector<ServingLoadPoint> serving_load_curve(const Scenario& scenario, const Roofs& roofs,
+                                                 const ServingCosts& costs) {
+  Scenario at_load = scenario;
+  ServingSpec& serving = *at_load.serving;
+  std::vector<ServingLoadPoint> curve;
+  if (serving.arrivals.rate_per_s > 0.0) {
+    // Capacity: the stream's requests all at once (1e9 requests/s: nanoseconds apart).
+    serving.arrivals.rate_per_s = 1e9;
+    const double capacity =
+        simulate_serving(at_load, roofs, costs, ServingClock::expected).requests_per_s;
+    for (const double share : {0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5}) {
+      serving.arrivals.rate_per_s = share * capacity;
+      curve.push_back({serving.arrivals.rate_per_s,
+                       simulate_serving(at_load, roofs, costs, ServingClock::expected)});
+    }
+    return curve;
+  }
+  const std::int64_t most = 2 * serving.scheduler.max_sequences;
+  for (std::int64_t clients = 1; clients <= most; clients *= 2) {
+    serving.arrivals.concurrency = clients;
+    curve.push_back({static_cast<double>(clients),
+                     simulate_serving(at_load, roofs, costs, ServingClock::expected)});
+  }
+  return curve;
+}
+
 std::vector<ServingResult> simulate_serving(const Scenario& scenario, const Roofs& roofs,
                                             const std::vector<ServingClock>& clocks) {
   const ServingCosts costs = build_serving_costs(scenario, roofs);

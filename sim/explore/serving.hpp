@@ -101,6 +101,19 @@ ServingCosts build_serving_costs(const Scenario& scenario, const Roofs& roofs);
 ServingResult simulate_serving(const Scenario& scenario, const Roofs& roofs,
                                const ServingCosts& costs, ServingClock clock);
 
+/// One point of a throughput–latency curve: the load (an arrival rate in requests/s, or a
+/// closed loop's concurrency) and the run at it.
+struct ServingLoadPoint {
+  double load = 0.0;
+  ServingResult result;
+};
+/// The throughput–latency curve of `scenario` at the iterations' expected times: an open loop at
+/// 5 %, 10 %, 20 % … 100 %, 125 % and 150 % of its capacity (the requests per second of the same
+/// stream all arriving at once, the most it can complete), a closed loop at concurrencies 1, 2,
+/// 4 … up to twice max_sequences.
+std::vector<ServingLoadPoint> serving_load_curve(const Scenario& scenario, const Roofs& roofs,
+                                                 const ServingCosts& costs);
+
 /// Builds the iteration cost simulate_serving uses for `scenario` (its draft's in `draft` where
 /// the scenario speculates).
 std::unique_ptr<IterationCost> serving_cost(const Scenario& scenario, const Roofs& roofs);

@@ -159,6 +159,21 @@ TEST_CASE("serving charts: latency quantiles and p99 over the arrival rate", "[s
                           curve.string()}))
               .code == 0);
   REQUIRE_THAT(read(curve), Catch::Contains("TTFT p99"));
+  // The HTML reports: a run's latencies, quantile chart and load curve; a sweep's runs.
+  const auto page = directory / "serve.html";
+  REQUIRE(rsim_cli(quick({"run", kServe, "--html", page.string()})).code == 0);
+  const std::string document = read(page);
+  for (const char* part :
+       {"<!DOCTYPE html>", "id=\"latency-table\"", "id=\"quantiles\"", "id=\"curve\"",
+        "id=\"curve-table\"", "time to first token", "arrival rate (requests/s)", "saturated"}) {
+    REQUIRE_THAT(document, Catch::Contains(part));
+  }
+  const auto swept = directory / "sweep.html";
+  REQUIRE(rsim_cli(quick({"sweep", kServe, "--over", "workload.arrivals.rate=1,2,4", "--html",
+                          swept.string()}))
+              .code == 0);
+  REQUIRE_THAT(read(swept), Catch::Contains("id=\"variants-table\""));
+  REQUIRE_THAT(read(swept), Catch::Contains("p99 latency against the swept value"));
   const auto pareto = directory / "pareto.svg";
   REQUIRE(rsim_cli(quick({"search", kServe, "--devices", "8", "--plot", pareto.string()})).code ==
           0);

@@ -127,6 +127,40 @@ TEST_CASE("a rate above capacity is reported as saturated, not as latencies", "[
   REQUIRE(rsim::serving_json(calm)["ttft_s"]["p99"].is_number());
 }
 
+TEST_CASE("the load curve runs the stream at shares of its capacity", "[serving]") {
+  // Capacity: the same 600 requests all at once (1e9/s) complete at requests / makespan; the
+  // curve's rates are 5 %, 10 %, 20 % … 100 %, 125 %, 150 % of it. Far below it the engine is
+  // stable; at 150 % arrivals outpace completions and the queue grows (saturated). A closed loop
+  // runs 1, 2, 4 … 2 × max_sequences clients (max_sequences 8: 1 … 16).
+  const Sets common{{"workload.requests", "600"},
+                    {"workload.input_tokens", "512"},
+                    {"workload.output_tokens", "128"}};
+  const rsim::Scenario scenario = serve_scenario(common);
+  const rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
+  const rsim::ServingCosts costs = rsim::build_serving_costs(scenario, roofs);
+  const auto curve = rsim::serving_load_curve(scenario, roofs, costs);
+  Sets burst = common;
+  burst.emplace_back("workload.arrivals", "{rate: 1e9}");
+  const double capacity = simulate(serve_scenario(burst)).requests_per_s;
+  const std::vector<double> shares{0.05, 0.1, 0.2, 0.3, 0.4,  0.5, 0.6,
+                                   0.7,  0.8, 0.9, 1.0, 1.25, 1.5};
+  REQUIRE(curve.size() == shares.size());
+  for (std::size_t index = 0; index < shares.size(); ++index) {
+    REQUIRE(near(curve[index].load, shares[index] * capacity));
+    REQUIRE(near(curve[index].result.offered_requests_per_s, curve[index].load));
+  }
+  REQUIRE_FALSE(curve.front().result.saturated);
+  REQUIRE(curve.back().result.saturated);
+  Sets closed = common;
+  closed.emplace_back("workload.arrivals", "{concurrency: 2}");
+  closed.emplace_back("scheduler", "{max_sequences: 8}");
+  const rsim::Scenario loop = serve_scenario(closed);
+  const auto clients =
+      rsim::serving_load_curve(loop, roofs, rsim::build_serving_costs(loop, roofs));
+  REQUIRE(clients.size() == 5);
+  REQUIRE(clients.back().load == 16.0);
+}
+
 TEST_CASE("the same seed gives the same run and another seed another", "[serving]") {
   // Lengths drawn from the seed (uniform, short prompts: few prefill lines to build).
   const Sets sets{{"workload.requests", "300"},

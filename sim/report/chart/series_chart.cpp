@@ -212,10 +212,16 @@ std::string render_series_svg(const SeriesChart& chart) {
     svg.text(plot.right() + 46.0, legend_y + 4.0, series.name, R"(font-size="12" fill="#222")");
     legend_y += 20.0;
   }
-  svg.text(plot.right() + 16.0, legend_y + 8.0, "band: lower (solid) …",
-           R"(font-size="11" fill="#555")");
-  svg.text(plot.right() + 16.0, legend_y + 22.0, "upper bound (dashed)",
-           R"(font-size="11" fill="#555")");
+  // The band's key, where some series has one (a series of single values has none).
+  const bool banded = std::any_of(chart.series.begin(), chart.series.end(), [](const Series& s) {
+    return !s.markers_only && s.lower_s != s.upper_s;
+  });
+  if (banded) {
+    svg.text(plot.right() + 16.0, legend_y + 8.0, "band: lower (solid) …",
+             R"(font-size="11" fill="#555")");
+    svg.text(plot.right() + 16.0, legend_y + 22.0, "upper bound (dashed)",
+             R"(font-size="11" fill="#555")");
+  }
   if (unfit) {
     svg.circle(plot.right() + 22.0, legend_y + 38.0, 3.0,
                R"(fill="#fff" stroke="#888" stroke-width="1.5")");

@@ -12,6 +12,7 @@
 #include "sim/report/html.hpp"
 #include "sim/report/json.hpp"
 #include "sim/report/measured_report.hpp"
+#include "sim/report/serving_html.hpp"
 #include "sim/report/serving_report.hpp"
 #include "sim/report/text.hpp"
 
@@ -35,14 +36,13 @@ struct RunOptions {
 
 // A serving scenario: the simulation at the iterations' expected times and at their bounds.
 int serve_command(const RunOptions& options, const Scenario& scenario, std::ostream& out) {
-  for (const auto& [flag, given] :
-       {std::pair{"--explain", !options.explain.empty()},
-        std::pair{"--plot -", options.plot == "-"}, std::pair{"--html", !options.html.empty()},
-        std::pair{"--measured", !options.measured.empty()}}) {
+  for (const auto& [flag, given] : {std::pair{"--explain", !options.explain.empty()},
+                                    std::pair{"--plot -", options.plot == "-"},
+                                    std::pair{"--measured", !options.measured.empty()}}) {
     if (given) {
       throw InputError(
           fmt::format("{}: {} is for a step; a serving scenario reports its "
-                      "request stream (see --format json)",
+                      "request stream (see --format json, --html FILE, --plot FILE.svg)",
                       scenario.file, flag));
     }
   }
@@ -50,10 +50,12 @@ int serve_command(const RunOptions& options, const Scenario& scenario, std::ostr
                                      parse_overrides(options.scenario.roofs));
   ServingRun run;
   run.scenario = &scenario;
-  std::vector<ServingResult> results =
-      simulate_serving(scenario, roofs, {ServingClock::expected, ServingClock::lower});
-  run.expected = std::move(results[0]);
-  run.lower = std::move(results[1]);
+  const ServingCosts costs = build_serving_costs(scenario, roofs);
+  run.expected = simulate_serving(scenario, roofs, costs, ServingClock::expected);
+  run.lower = simulate_serving(scenario, roofs, costs, ServingClock::lower);
+  write_html(options.html, [&](std::ostream& stream) {
+    write_serving_html(stream, run, serving_load_curve(scenario, roofs, costs));
+  });
   if (!options.plot.empty()) {
     // The TTFT and TPOT quantile curves (an SVG file; the report is printed as well).
     write_file("--plot", options.plot, render_series_svg(serving_quantile_chart(run)));

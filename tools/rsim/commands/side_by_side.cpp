@@ -8,6 +8,7 @@
 #include "sim/report/csv.hpp"
 #include "sim/report/html.hpp"
 #include "sim/report/json.hpp"
+#include "sim/report/serving_html.hpp"
 #include "sim/report/serving_report.hpp"
 #include "sim/report/text.hpp"
 
@@ -41,15 +42,12 @@ int emit_runs(const ScenarioOptions& options, const std::vector<RunResult>& runs
 
 int emit_serving(const ScenarioOptions& options, const std::vector<Scenario>& scenarios,
                  const std::string& title, std::ostream& out, const ServingAxis* axis) {
-  for (const auto& [flag, given] : {std::pair{"--plot", !options.plot.empty() && axis == nullptr},
-                                    std::pair{"--html", !options.html.empty()}}) {
-    if (given) {
-      throw InputError(
-          fmt::format("{}: {} charts steps; a serving scenario's runs are tables "
-                      "(--format json|csv; a serving sweep over one numeric axis "
-                      "draws --plot FILE.svg)",
-                      options.scenario, flag));
-    }
+  if (!options.plot.empty() && axis == nullptr) {
+    throw InputError(
+        fmt::format("{}: --plot charts steps; a serving scenario's runs are tables "
+                    "(--format json|csv, --html FILE; a serving sweep over one numeric axis "
+                    "draws --plot FILE.svg)",
+                    options.scenario));
   }
   std::vector<ServingVariant> variants;
   for (const Scenario& scenario : scenarios) {
@@ -70,9 +68,13 @@ int emit_serving(const ScenarioOptions& options, const std::vector<Scenario>& sc
     }
     variants.push_back(std::move(variant));
   }
+  const std::optional<SeriesChart> chart =
+      axis != nullptr ? serving_sweep_chart(title, axis->key, axis->values, variants)
+                      : std::nullopt;
+  write_html(options.html, [&](std::ostream& stream) {
+    write_serving_variants_html(stream, title, variants, chart);
+  });
   if (axis != nullptr && !options.plot.empty()) {
-    const std::optional<SeriesChart> chart =
-        serving_sweep_chart(title, axis->key, axis->values, variants);
     if (!chart || options.plot == "-") {
       throw InputError(fmt::format(
           "--plot {}: a serving sweep draws an SVG over one numeric axis with two or more "
