@@ -29,9 +29,11 @@ const Totals* stage_totals(const RunResult& result, const std::string& stage) {
   return nullptr;
 }
 
-// Tokens per second at the lower bound (the most) and at the upper bound (the least).
+// Tokens per second at the lower bound (the most), at the expected time and at the upper bound.
 Json rate_json(double tokens, PhaseTimes times) {
-  return Json{{"at_lower", tokens / times.lower.si()}, {"at_upper", tokens / times.upper.si()}};
+  return Json{{"at_lower", tokens / times.lower.si()},
+              {"at_expected", tokens / times.expected.si()},
+              {"at_upper", tokens / times.upper.si()}};
 }
 
 // The decode step's rates, its critical batch and the request (null outside decode).

@@ -55,6 +55,7 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
   if (requests) {
     columns.push_back({"TTFT", Align::right, 1});
     columns.push_back({"TPOT", Align::right, 1});
+    columns.push_back({"tokens/s", Align::right, 4});
   }
   TextTable table(std::move(columns));
   for (const RunResult& run : runs) {
@@ -97,6 +98,11 @@ void write_whatif_text(std::ostream& out, const std::vector<RunResult>& runs) {
     if (requests) {
       row.push_back(run.request ? seconds(run.request->prefill.expected) : std::string("-"));
       row.push_back(run.request ? seconds(run.request->per_output_token().expected)
+                                : std::string("-"));
+      // A request's output tokens (batch × (steps + 1)) over its expected total.
+      row.push_back(run.request ? format_plain(static_cast<double>(scenario.workload.batch) *
+                                               static_cast<double>(run.request->steps + 1) /
+                                               run.request->total().expected.si())
                                 : std::string("-"));
     }
     table.add_row(std::move(row));

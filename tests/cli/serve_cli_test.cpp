@@ -205,10 +205,15 @@ TEST_CASE("a decode request's TTFT and TPOT in sweep points and whatif and searc
   REQUIRE(point["ttft_s"] == expected["prefill"]["t_expected_s"]);
   REQUIRE(point["tpot_s"] == expected["per_output_token"]["t_expected_s"]);
   REQUIRE(point["request_s"] == expected["total"]["t_expected_s"]);
-  const auto whatif = rsim_cli({"whatif", request});
+  // Tokens/s at the expected time: batch 8 × (decode_steps + 1) outputs over the total.
+  const double outputs = 8.0 * (expected["decode_steps"].get<double>() + 1.0);
+  REQUIRE(expected["tokens_per_s"]["at_expected"].get<double>() ==
+          Approx(outputs / expected["total"]["t_expected_s"].get<double>()));
+  const auto whatif = rsim_cli({"whatif", request, "--wide"});
   REQUIRE(whatif.code == 0);
   REQUIRE_THAT(whatif.out, Catch::Contains("TTFT"));
   REQUIRE_THAT(whatif.out, Catch::Contains("TPOT"));
+  REQUIRE_THAT(whatif.out, Catch::Contains("tokens/s"));
   const auto search = rsim_cli({"search", request, "--devices", "8", "--top", "2"});
   REQUIRE(search.code == 0);
   REQUIRE_THAT(search.out, Catch::Contains("TTFT"));
