@@ -43,6 +43,10 @@ struct SweepPoint {
   Seconds ttft;
   Seconds tpot;
   Seconds request;
+  double request_tokens = 0.0;  ///< its output tokens: batch × (decode_steps + 1)
+  [[nodiscard]] double tokens_per_s() const {
+    return request.si() > 0.0 ? request_tokens / request.si() : 0.0;
+  }
   std::uint32_t error = 0;  ///< label of why the point is not a valid scenario; 0: it is valid
   bool evaluated = false;   ///< false if the sweep was cancelled first
 

@@ -160,6 +160,8 @@ void SweepEvaluator::fill(SweepPoint& point, const RunResult& run, SweepThread& 
     point.ttft = run.request->prefill.expected;
     point.tpot = run.request->per_output_token().expected;
     point.request = run.request->total().expected;
+    point.request_tokens = static_cast<double>(run.scenario.workload.batch) *
+                           static_cast<double>(run.request->steps + 1);
   }
 }
 

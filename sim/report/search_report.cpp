@@ -147,6 +147,12 @@ std::string training_bound(const TrainingCandidate& candidate) {
                      })->first);
 }
 
+// What one sequence of a decode request sees: its decode_steps + 1 output tokens over the
+// request's expected total.
+double tokens_per_sequence_s(const DecodeRequest& request) {
+  return static_cast<double>(request.steps + 1) / request.total().expected.si();
+}
+
 }  // namespace
 
 void write_search_text(std::ostream& out, const SearchResult& result, std::size_t top) {
@@ -184,7 +190,8 @@ void write_search_text(std::ostream& out, const SearchResult& result, std::size_
       std::any_of(result.ranked.begin(), result.ranked.end(),
                   [](const SearchCandidate& candidate) { return candidate.request.has_value(); });
   if (requests) {
-    columns.insert(columns.begin() + 5, {{"TTFT"}, {"TPOT"}});
+    columns.insert(columns.begin() + 5,
+                   {{"TTFT"}, {"TPOT"}, {"tokens/s/seq", TextTable::Align::right, 3}});
   }
   TextTable table(std::move(columns));
   const std::size_t shown = top == 0 ? result.ranked.size() : std::min(top, result.ranked.size());
@@ -213,7 +220,8 @@ void write_search_text(std::ostream& out, const SearchResult& result, std::size_
       row.insert(
           row.begin() + 5,
           {candidate.request ? seconds(candidate.request->prefill.expected) : "-",
-           candidate.request ? seconds(candidate.request->per_output_token().expected) : "-"});
+           candidate.request ? seconds(candidate.request->per_output_token().expected) : "-",
+           candidate.request ? format_plain(tokens_per_sequence_s(*candidate.request)) : "-"});
     }
     table.add_row(std::move(row));
   }
@@ -269,7 +277,8 @@ nlohmann::ordered_json search_to_json(const SearchResult& result, std::size_t to
       ranked.back()["request"] =
           Json{{"prefill", phase_json(candidate.request->prefill)},
                {"per_output_token", phase_json(candidate.request->per_output_token())},
-               {"total", phase_json(candidate.request->total())}};
+               {"total", phase_json(candidate.request->total())},
+               {"tokens_per_s_per_sequence", tokens_per_sequence_s(*candidate.request)}};
     }
   }
   Json rejected = Json::object();

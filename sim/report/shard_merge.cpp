@@ -196,6 +196,7 @@ MergedSweep merge_sweep_shards(const std::vector<ShardDocument>& shards) {
         into.ttft = Seconds(field<double>(*shard, point, "ttft_s"));
         into.tpot = Seconds(field<double>(*shard, point, "tpot_s"));
         into.request = Seconds(field<double>(*shard, point, "request_s"));
+        into.request_tokens = field<double>(*shard, point, "tokens_per_s") * into.request.si();
       }
     }
     next = end;

@@ -32,6 +32,12 @@ std::string fixed_values(const SweepResult& result, const SweepCrossover& crosso
   return parts.empty() ? std::string("-") : fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// Whether some point is a decode request (its TTFT, TPOT and tokens/s get columns).
+bool any_request(const SweepResult& result) {
+  return std::any_of(result.points.begin(), result.points.end(),
+                     [](const SweepPoint& point) { return point.request.si() > 0.0; });
+}
+
 Json point_record(const SweepResult& result, std::size_t index) {
   const SweepPoint& point = result.points[index];
   Json values = Json::object();
@@ -61,6 +67,7 @@ Json point_record(const SweepResult& result, std::size_t index) {
     record["ttft_s"] = point.ttft.si();
     record["tpot_s"] = point.tpot.si();
     record["request_s"] = point.request.si();
+    record["tokens_per_s"] = point.tokens_per_s();
   }
   return record;
 }
@@ -212,6 +219,13 @@ void write_sweep_text(std::ostream& out, const SweepResult& result) {
   columns.push_back({"bound", Align::left});
   columns.push_back({"memory/device"});
   columns.push_back({"fits", Align::left});
+  // Decode requests: what a user waits and the tokens/s (expected), beside the step's bounds.
+  const bool requests = any_request(result);
+  if (requests) {
+    columns.push_back({"TTFT", Align::right, 5});
+    columns.push_back({"TPOT", Align::right, 5});
+    columns.push_back({"tokens/s", Align::right, 6});
+  }
   TextTable table(columns);
   std::vector<std::string> errors;
   for (std::size_t index = 0; index < result.points.size(); ++index) {
@@ -222,8 +236,12 @@ void write_sweep_text(std::ostream& out, const SweepResult& result) {
     std::vector<std::string> cells = result.values(index);
     if (point.error != 0) {
       errors.push_back(fmt::format("{}: {}", fmt::join(cells, ", "), result.label(point.error)));
-      cells.insert(cells.end(), columns.size() - cells.size() - 3, "-");
+      const std::size_t tail = requests ? 6 : 3;
+      cells.insert(cells.end(), columns.size() - cells.size() - tail, "-");
       cells.insert(cells.end(), {"invalid", "-", "-"});
+      if (requests) {
+        cells.insert(cells.end(), {"-", "-", "-"});
+      }
     } else {
       const SweepFigures& total = point.total;
       cells.insert(cells.end(),
@@ -235,6 +253,13 @@ void write_sweep_text(std::ostream& out, const SweepResult& result) {
       cells.insert(cells.end(),
                    {result.label(total.roof), format_quantity(point.memory.si(), Dimension::bytes),
                     point.fits() ? "yes" : "NO"});
+      if (requests) {
+        const bool request = point.request.si() > 0.0;
+        cells.insert(cells.end(),
+                     {request ? seconds(point.ttft) : std::string("-"),
+                      request ? seconds(point.tpot) : std::string("-"),
+                      request ? format_plain(point.tokens_per_s()) : std::string("-")});
+      }
     }
     table.add_row(cells);
   }
@@ -323,9 +348,11 @@ void write_sweep_csv(std::ostream& out, const SweepResult& result) {
   for (const SweepAxis& axis : result.axes) {
     fmt::format_to(write, "{},", csv_field(axis.key));
   }
+  const bool requests = any_request(result);
   fmt::format_to(write,
                  "t_lower_s,t_expected_s,t_upper_s,t_math_s,t_mem_s,t_net_s,bound,"
-                 "memory_per_device_bytes,fits,error\n");
+                 "memory_per_device_bytes,fits,error{}\n",
+                 requests ? ",ttft_s,tpot_s,request_s,tokens_per_s" : "");
   for (std::size_t index = 0; index < result.points.size(); ++index) {
     const SweepPoint& point = result.points[index];
     if (!point.evaluated) {
@@ -335,13 +362,21 @@ void write_sweep_csv(std::ostream& out, const SweepResult& result) {
       fmt::format_to(write, "{},", csv_field(result.value(index, axis)));
     }
     if (point.error != 0) {
-      fmt::format_to(write, ",,,,,,,,,{}\n", csv_field(result.label(point.error)));
+      fmt::format_to(write, ",,,,,,,,,{}{}\n", csv_field(result.label(point.error)),
+                     requests ? ",,,," : "");
     } else {
       const SweepFigures& total = point.total;
-      fmt::format_to(write, "{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{},\n",
+      fmt::format_to(write, "{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g},{},",
                      total.t_lower.si(), total.t_expected.si(), total.t_upper.si(),
                      total.t_math.si(), total.t_mem.si(), total.t_net.si(),
                      csv_field(result.label(total.roof)), point.memory.si(), point.fits());
+      if (requests && point.request.si() > 0.0) {
+        fmt::format_to(write, ",{:.17g},{:.17g},{:.17g},{:.17g}", point.ttft.si(), point.tpot.si(),
+                       point.request.si(), point.tokens_per_s());
+      } else if (requests) {
+        fmt::format_to(write, ",,,,");
+      }
+      fmt::format_to(write, "\n");
     }
     if (buffer.size() > (std::size_t{1} << 20)) {
       out.write(buffer.data(), static_cast<std::streamsize>(buffer.size()));

@@ -205,6 +205,14 @@ TEST_CASE("a decode request's TTFT and TPOT in sweep points and whatif and searc
   REQUIRE(point["ttft_s"] == expected["prefill"]["t_expected_s"]);
   REQUIRE(point["tpot_s"] == expected["per_output_token"]["t_expected_s"]);
   REQUIRE(point["request_s"] == expected["total"]["t_expected_s"]);
+  REQUIRE(point["tokens_per_s"].get<double>() ==
+          Approx(8.0 * (expected["decode_steps"].get<double>() + 1.0) /
+                 expected["total"]["t_expected_s"].get<double>()));
+  // The table and the CSV carry them too.
+  const auto table = rsim_cli({"sweep", request, "--over", "workload.batch=8,16", "--wide"});
+  REQUIRE_THAT(table.out, Catch::Contains("TTFT") && Catch::Contains("tokens/s"));
+  const auto csv = rsim_cli({"sweep", request, "--over", "workload.batch=8,16", "--format", "csv"});
+  REQUIRE_THAT(csv.out, Catch::Contains("fits,error,ttft_s,tpot_s,request_s,tokens_per_s\n"));
   // Tokens/s at the expected time: batch 8 × (decode_steps + 1) outputs over the total.
   const double outputs = 8.0 * (expected["decode_steps"].get<double>() + 1.0);
   REQUIRE(expected["tokens_per_s"]["at_expected"].get<double>() ==
@@ -217,4 +225,10 @@ TEST_CASE("a decode request's TTFT and TPOT in sweep points and whatif and searc
   const auto search = rsim_cli({"search", request, "--devices", "8", "--top", "2"});
   REQUIRE(search.code == 0);
   REQUIRE_THAT(search.out, Catch::Contains("TTFT"));
+  const auto ranked_json =
+      rsim_cli({"search", request, "--devices", "8", "--top", "1", "--format", "json"});
+  const auto first = nlohmann::json::parse(ranked_json.out)["ranked"][0]["request"];
+  // One sequence: 513 output tokens (512 steps + 1) over its expected total.
+  REQUIRE(first["tokens_per_s_per_sequence"].get<double>() ==
+          Approx(513.0 / first["total"]["t_expected_s"].get<double>()));
 }

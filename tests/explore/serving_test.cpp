@@ -300,6 +300,9 @@ TEST_CASE("replicated pools send each request to the next replica in turn", "[se
   REQUIRE(near(split.ttft.p50, alone.ttft.mean));
   REQUIRE(near(split.ttft.p99, alone.ttft.mean));
   REQUIRE(near(split.e2e.p99, alone.e2e.mean + transfer));
+  const rsim::Scenario replicated = serve_scenario(two);
+  REQUIRE(rsim::describe_pools(*replicated.serving->disaggregated) ==
+          "prefill 2 × megatron_tp ×8 + decode 2 × megatron_tp ×8");
   // One replica each: the second request shares the first's iterations, so it is slower.
   Sets shared = two;
   shared.back().second =
