@@ -59,6 +59,16 @@ void write_serving_search_text(std::ostream& out, const Scenario& scenario,
       "deployments meet it, {} rejected\n\n",
       scenario.file, search.devices, slo_text(search.slo), meeting, search.ranked.size(),
       search.rejected.size());
+  if (search.ranked.empty()) {
+    out << fmt::format(
+        "  No deployment of {} devices can serve this stream: every plan is rejected below "
+        "(more devices, a smaller model or narrower weights may fit).\n",
+        search.devices);
+    for (const std::string& why : search.rejected) {
+      out << "    " << why << '\n';
+    }
+    return;
+  }
   TextTable table({{"#"},
                    {"plan", TextTable::Align::left},
                    {"deployment", TextTable::Align::left},

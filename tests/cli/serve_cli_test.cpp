@@ -124,6 +124,10 @@ TEST_CASE("the serving search ranks deployments by goodput per device", "[servin
   REQUIRE(small_chunk);
   REQUIRE(ranked[0]["meets_slo"] == true);
   REQUIRE(json["slo"]["ttft_p99_s"] == 2.0);
+  // 3 devices: Llama 3 70B's 64 heads do not split over 3 and one H100 cannot hold it.
+  const auto none = rsim_cli(quick({"search", kServe, "--devices", "3"}));
+  REQUIRE(none.code == 0);
+  REQUIRE_THAT(none.out, Catch::Contains("No deployment of 3 devices can serve this stream"));
   const auto bad = rsim_cli({"search", kServe, "--devices", "8", "--slo", "latency=1s"});
   REQUIRE(bad.code == 2);
   REQUIRE_THAT(bad.err, Catch::Contains("unknown objective 'latency'"));
