@@ -24,6 +24,15 @@ std::vector<std::string> quick(std::vector<std::string> args) {
   return args;
 }
 
+// A shorter one for what simulates it many times (a search bisects every deployment's SLO rate;
+// the HTML report runs a load curve): 60 requests (CI runs these under ASan).
+std::vector<std::string> tiny(std::vector<std::string> args) {
+  args = quick(std::move(args));
+  args.emplace_back("--set");
+  args.emplace_back("workload.requests=60");
+  return args;
+}
+
 }  // namespace
 
 TEST_CASE("rsim run of a serving scenario reports its latencies and throughput", "[serving][cli]") {
@@ -70,8 +79,8 @@ TEST_CASE("whatif, compare and sweep simulate each serving variant", "[serving][
 }
 
 TEST_CASE("the serving search ranks deployments by goodput per device", "[serving][cli]") {
-  const auto search = rsim_cli(quick({"search", kServe, "--devices", "8", "--top", "0", "--slo",
-                                      "ttft_p99=2s,tpot_p99=100ms", "--format", "json"}));
+  const auto search = rsim_cli(tiny({"search", kServe, "--devices", "8", "--top", "0", "--slo",
+                                     "ttft_p99=2s,tpot_p99=100ms", "--format", "json"}));
   REQUIRE(search.code == 0);
   const auto json = nlohmann::json::parse(search.out);
   const auto& ranked = json["ranked"];
@@ -125,7 +134,7 @@ TEST_CASE("the serving search ranks deployments by goodput per device", "[servin
   REQUIRE(ranked[0]["meets_slo"] == true);
   REQUIRE(json["slo"]["ttft_p99_s"] == 2.0);
   // 3 devices: Llama 3 70B's 64 heads do not split over 3 and one H100 cannot hold it.
-  const auto none = rsim_cli(quick({"search", kServe, "--devices", "3"}));
+  const auto none = rsim_cli(tiny({"search", kServe, "--devices", "3"}));
   REQUIRE(none.code == 0);
   REQUIRE_THAT(none.out, Catch::Contains("No deployment of 3 devices can serve this stream"));
   const auto bad = rsim_cli({"search", kServe, "--devices", "8", "--slo", "latency=1s"});
@@ -165,7 +174,7 @@ TEST_CASE("serving charts: latency quantiles and p99 over the arrival rate", "[s
   REQUIRE_THAT(read(curve), Catch::Contains("TTFT p99"));
   // The HTML reports: a run's latencies, quantile chart and load curve; a sweep's runs.
   const auto page = directory / "serve.html";
-  REQUIRE(rsim_cli(quick({"run", kServe, "--html", page.string()})).code == 0);
+  REQUIRE(rsim_cli(tiny({"run", kServe, "--html", page.string()})).code == 0);
   const std::string document = read(page);
   for (const char* part :
        {"<!DOCTYPE html>", "id=\"latency-table\"", "id=\"quantiles\"", "id=\"curve\"",
@@ -179,7 +188,7 @@ TEST_CASE("serving charts: latency quantiles and p99 over the arrival rate", "[s
   REQUIRE_THAT(read(swept), Catch::Contains("id=\"variants-table\""));
   REQUIRE_THAT(read(swept), Catch::Contains("p99 latency against the swept value"));
   const auto pareto = directory / "pareto.svg";
-  REQUIRE(rsim_cli(quick({"search", kServe, "--devices", "4", "--plot", pareto.string()})).code ==
+  REQUIRE(rsim_cli(tiny({"search", kServe, "--devices", "4", "--plot", pareto.string()})).code ==
           0);
   REQUIRE_THAT(read(pareto), Catch::Contains("Pareto front"));
   REQUIRE_THAT(read(pareto), Catch::Contains("output tokens/s per device"));

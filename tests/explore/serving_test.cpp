@@ -128,11 +128,11 @@ TEST_CASE("a rate above capacity is reported as saturated, not as latencies", "[
 }
 
 TEST_CASE("the load curve runs the stream at shares of its capacity", "[serving]") {
-  // Capacity: the same 600 requests all at once (1e9/s) complete at requests / makespan; the
+  // Capacity: the same 300 requests all at once (1e9/s) complete at requests / makespan; the
   // curve's rates are 5 %, 10 %, 20 % … 100 %, 125 %, 150 % of it. Far below it the engine is
   // stable; at 150 % arrivals outpace completions and the queue grows (saturated). A closed loop
   // runs 1, 2, 4 … 2 × max_sequences clients (max_sequences 8: 1 … 16).
-  const Sets common{{"workload.requests", "600"},
+  const Sets common{{"workload.requests", "300"},
                     {"workload.input_tokens", "512"},
                     {"workload.output_tokens", "128"}};
   const rsim::Scenario scenario = serve_scenario(common);
