@@ -104,6 +104,7 @@ struct CostedPlan {
   std::string name;  ///< the preset(s)
   std::int64_t size = 1;
   ServingCosts costs;
+  bool serves = true;  ///< its aggregated replicas served at some cap and chunk
 };
 
 // The plans of every preset on a one-axis mesh of `size` devices over `tier`, one per distinct
@@ -136,20 +137,15 @@ std::vector<std::pair<Plan, std::string>> distinct_plans(const Scenario& scenari
   return plans;
 }
 
-// Every cap and chunk size of one deployment: `simulate(spec)` runs it at spec's rate. A
-// deployment that cannot serve (no room for the KV cache) is rejected, with the reason.
-void add_candidates(ServingSearchResult& search, ServingCandidate base, const ServingSpec& serving,
+// Every cap and chunk size of one deployment: `simulate(spec)` runs it at spec's rate. A cap
+// and chunk that cannot serve (no room for the KV cache beside an iteration's activations) is
+// not a candidate; a deployment that cannot serve at any is rejected, with the reason (at the
+// smallest chunk, the most room). Returns whether it served at some.
+bool add_candidates(ServingSearchResult& search, const ServingCandidate& base,
+                    const ServingSpec& serving,
                     const std::function<ServingResult(const ServingSpec&)>& simulate) {
-  try {
-    simulate(serving);
-  } catch (const ConfigError&) {
-    throw;
-  } catch (const InputError& error) {
-    search.rejected.push_back(
-        fmt::format("{} × {}: {}", base.pools ? describe_pools(*base.pools) : base.preset,
-                    base.pools ? base.replicas : base.replica_devices, error.what()));
-    return;
-  }
+  bool served = false;
+  std::string why;
   for (const std::int64_t chunk : chunk_sizes(serving.scheduler)) {
     std::optional<std::tuple<std::int64_t, double, double>> previous;
     for (const std::int64_t cap : sequence_caps(serving.scheduler)) {
@@ -162,7 +158,15 @@ void add_candidates(ServingSearchResult& search, ServingCandidate base, const Se
       ServingCandidate ranked = base;
       ranked.max_sequences = cap;
       ranked.max_batch_tokens = chunk;
-      ranked.result = simulate(spec);
+      try {
+        ranked.result = simulate(spec);
+      } catch (const ConfigError&) {
+        throw;
+      } catch (const InputError& error) {
+        why = why.empty() ? error.what() : why;
+        continue;  // its KV cache does not fit beside this chunk's activations
+      }
+      served = true;
       ranked.meets_slo = meets_slo_at(ranked.result, search.slo);
       const auto units = static_cast<double>(ranked.replicas);
       if (spec.arrivals.rate_per_s > 0.0) {
@@ -193,6 +197,13 @@ void add_candidates(ServingSearchResult& search, ServingCandidate base, const Se
       previous = signature;
     }
   }
+  if (!served) {
+    // Named as the plan search names plans: "megatron_tp ×4", "2 × (prefill … + decode …)".
+    search.rejected.push_back(
+        base.pools ? fmt::format("{} × ({}): {}", base.replicas, describe_pools(*base.pools), why)
+                   : fmt::format("{} ×{}: {}", base.preset, base.replica_devices, why));
+  }
+  return served;
 }
 
 // The devices a deployment's unit spreads over, in a form equal for equal shapes.
@@ -274,12 +285,12 @@ ServingSearchResult search_serving(const Scenario& scenario, const Roofs& roofs,
       } catch (const ConfigError&) {
         throw;
       } catch (const InputError& error) {
-        search.rejected.push_back(fmt::format("{} × {}: {}", size, name, error.what()));
+        search.rejected.push_back(fmt::format("{} ×{}: {}", name, size, error.what()));
       }
     }
   }
   // Aggregated: N / t replicas of each plan, each sent its share of the stream.
-  for (const CostedPlan& option : costed) {
+  for (CostedPlan& option : costed) {
     const std::int64_t replicas = devices / option.size;
     Scenario candidate = scenario;
     candidate.plan = option.plan;
@@ -290,7 +301,7 @@ ServingSearchResult search_serving(const Scenario& scenario, const Roofs& roofs,
     base.preset = option.name;
     base.replica_devices = option.size;
     base.replicas = replicas;
-    add_candidates(search, std::move(base), *candidate.serving, [&](const ServingSpec& spec) {
+    option.serves = add_candidates(search, base, *candidate.serving, [&](const ServingSpec& spec) {
       return simulate_serving(spec, *option.costs.prefill, option.costs.draft.get(),
                               ServingClock::expected);
     });
@@ -300,7 +311,8 @@ ServingSearchResult search_serving(const Scenario& scenario, const Roofs& roofs,
     const NetworkTier* inner = roofs.find_network(tier);
     for (const CostedPlan& prefill : costed) {
       for (const CostedPlan& decode : costed) {
-        if (prefill.name != decode.name) {
+        // A plan whose replicas cannot hold a KV cache cannot as a pool either.
+        if (prefill.name != decode.name || !prefill.serves || !decode.serves) {
           continue;
         }
         for (const auto& [prefill_replicas, decode_replicas] :
@@ -327,7 +339,7 @@ ServingSearchResult search_serving(const Scenario& scenario, const Roofs& roofs,
           base.pools = pools;
           // A copy: the simulation below rewrites candidate.serving for each rate it tries.
           const ServingSpec share = *candidate.serving;
-          add_candidates(search, std::move(base), share, [&](const ServingSpec& spec) {
+          add_candidates(search, base, share, [&](const ServingSpec& spec) {
             candidate.serving = spec;
             return simulate_serving(candidate, roofs, costs, ServingClock::expected);
           });

@@ -131,6 +131,12 @@ TEST_CASE("the serving search ranks deployments by goodput per device", "[servin
   }
   REQUIRE(disaggregated);
   REQUIRE(small_chunk);
+  // Pools are not tried with a plan whose replicas cannot serve (Llama 3 70B on one H100), so
+  // no disaggregated pairing is rejected; the one-device plans are, by name.
+  for (const auto& why : json["rejected"]) {
+    REQUIRE_FALSE(why.get<std::string>().find("prefill") != std::string::npos);
+  }
+  REQUIRE_THAT(json["rejected"].dump(), Catch::Contains("megatron_tp ×1: serving: the weights"));
   REQUIRE(ranked[0]["meets_slo"] == true);
   REQUIRE(json["slo"]["ttft_p99_s"] == 2.0);
   // 3 devices: Llama 3 70B's 64 heads do not split over 3 and one H100 cannot hold it.
