@@ -26,7 +26,7 @@ using html::num;
 using html::open_document;
 using html::write_table;
 
-Cell seconds(double time_s) { return num(time_s, format_quantity(time_s, Dimension::seconds)); }
+Cell seconds(double time_s) { return html::time_cell(time_s); }
 Cell bytes(double size) { return num(size, format_quantity(size, Dimension::bytes)); }
 Cell count(double value) { return num(value, format_count(value)); }
 // What holds a row, in the reports' words, coloured by its roof (grey when fused: no roof).

@@ -265,8 +265,6 @@ void add_defaults(ConfigNode& document, const std::filesystem::path& path) {
   }
 }
 
-// `phase: serve` with its `scheduler:`, `speculative:` and `slo:` (the draft model loads like the
-// scenario's); those keys are refused on any other phase.
 // A disaggregated pool: a plan (as `plan:` is written) and `replicas:` of it (default 1).
 std::pair<Plan, std::int64_t> parse_pool(const ConfigNode& node, const HardwareSpec& hardware) {
   if (node.kind() != ConfigNode::Kind::map) {
@@ -287,6 +285,8 @@ std::pair<Plan, std::int64_t> parse_pool(const ConfigNode& node, const HardwareS
   return {parse_plan(plan, hardware), replicas};
 }
 
+// `phase: serve` with its `scheduler:`, `speculative:` and `slo:` (the draft model loads like the
+// scenario's); those keys are refused on any other phase.
 void parse_serving_keys(const ConfigNode& document, const ConfigNode& workload, Scenario& scenario,
                         ConfigFiles* files) {
   const ConfigNode* scheduler = document.find("scheduler");
