@@ -35,7 +35,8 @@ TEST_CASE("the shipped validation set: every lower bound at or below its measure
   }
   const auto summary = rsim::summarize_validation(results);
   CHECK(summary.passed());
-  CHECK(summary.scored + 2 == summary.cases);  // the two FlashAttention-2-on-H100 cases
+  // Not scored: FlashAttention-2 on Hopper (two published H100 cases, five timed on an H200).
+  CHECK(summary.scored + 7 == summary.cases);
 }
 
 TEST_CASE("a case whose lower bound is above its measurement fails validation", "[validation]") {

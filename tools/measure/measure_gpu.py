@@ -17,7 +17,8 @@ and writes under --out:
   attention.csv   batch,seq,heads,head_dim,causal,pass,measured_s,tflops
                   FlashAttention through torch.nn.functional.scaled_dot_product_attention
                   (the flash backend), forward and forward+backward
-  hbm.csv         bytes,measured_s,bytes_per_s         a device-to-device copy (read + write)
+  hbm.csv         kind,bytes,measured_s,bytes_per_s    kind copy: a device-to-device copy (bytes
+                  read + written); read: a sum over the bytes (read only, a GEMV's pattern)
   nccl.csv        collective,bytes,devices,measured_s,bus_bytes_per_s
                   torch.distributed all-reduce / all-gather / reduce-scatter under torchrun
 
@@ -42,6 +43,10 @@ GEMM_TOKENS = [1, 16, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 GEMM_WIDTHS = [(1024, 1024), (4096, 4096), (4096, 14336), (14336, 4096), (8192, 8192),
                (8192, 28672)]
 GEMM_DTYPES = ["bf16", "fp8"]
+# Squares (the OpenXLA sm_90 table's shapes) and skinny shapes, in bf16: launch-bound to peak.
+GEMM_SHAPES = [(n, n, n, "bf16") for n in (256, 512, 1024, 2048, 4096, 8192, 16384)] + [
+    (4096, 4096, 256, "bf16"), (4096, 256, 4096, "bf16"), (2048, 13312, 2048, "bf16"),
+    (1024, 14336, 9216, "fp8"), (4096, 16384, 7168, "fp8"), (64, 7168, 2112, "fp8")]
 ATTENTION = [  # batch, seq, heads, head_dim, causal
     (16, 512, 16, 128, True), (4, 2048, 16, 128, True), (1, 8192, 16, 128, True),
     (1, 16384, 16, 128, False), (16, 512, 32, 64, True), (1, 16384, 8, 256, False)]
@@ -54,6 +59,7 @@ def gemm_grid():
         for b in GEMM_TOKENS:
             for d, f in GEMM_WIDTHS:
                 yield b, d, f, dtype
+    yield from GEMM_SHAPES
 
 
 def write_csv(path, header, rows):
@@ -109,7 +115,11 @@ def measure_gemms(torch, timer, hardware):
             def fn():
                 return torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one,
                                         out_dtype=torch.bfloat16)
-        seconds = timer(fn)
+        try:
+            seconds = timer(fn)
+        except RuntimeError as error:  # a shape this PyTorch's kernels refuse: skip it, say so
+            print(f"gemm {b}x{d}x{f} {dtype}: {error}", file=sys.stderr)
+            continue
         rows.append([hardware, b, d, f, dtype, f"{seconds:.9g}"])
         print(f"gemm {b}x{d}x{f} {dtype}: {seconds * 1e6:.2f} us, "
               f"{2 * b * d * f / seconds / 1e12:.1f} TFLOP/s", file=sys.stderr)
@@ -148,7 +158,12 @@ def measure_hbm(torch, timer):
         source = torch.empty(size, dtype=torch.uint8, device="cuda")
         target = torch.empty_like(source)
         seconds = timer(lambda: target.copy_(source))
-        rows.append([2 * size, f"{seconds:.9g}", f"{2 * size / seconds:.6g}"])  # read + write
+        rows.append(["copy", 2 * size, f"{seconds:.9g}", f"{2 * size / seconds:.6g}"])  # r + w
+        del target
+        # Read only (a GEMV's pattern): a sum over the bytes as bf16, one scalar written.
+        values = source.view(torch.bfloat16).normal_()
+        seconds = timer(lambda: values.sum(dtype=torch.float32))
+        rows.append(["read", size, f"{seconds:.9g}", f"{size / seconds:.6g}"])
     return rows
 
 
@@ -220,7 +235,7 @@ def main():
                   ["batch", "seq", "heads", "head_dim", "causal", "pass", "measured_s",
                    "tflops"], measure_attention(torch, timer))
     if "hbm" in only:
-        write_csv(os.path.join(args.out, "hbm.csv"), ["bytes", "measured_s", "bytes_per_s"],
+        write_csv(os.path.join(args.out, "hbm.csv"), ["kind", "bytes", "measured_s", "bytes_per_s"],
                   measure_hbm(torch, timer))
     if "nccl" in only:
         rows = measure_nccl(torch, timer)
