@@ -80,12 +80,12 @@ TEST_CASE("the --explain option prints an op's formulas with the numbers put in"
         outcome.out);
   // The expected time with its fractions: Llama 3 8B's q_proj, M = 4·2048 = 8192, N = K = 4096 on
   // an H100: 64·16 = 1024 tiles of 128×256 in ⌈1024/132⌉ = 8 waves (q = 1024/1056 = 97 %);
-  // T_math = 2·8192·4096·4096 / 989.4e12 = 277.8 µs → 277.8 / (0.8 · 0.9697) + 2.5 = 360.6 µs.
+  // T_math = 2·8192·4096·4096 / 989.4e12 = 277.8 µs → 277.8 / (0.8 · 0.9697) + 4.2 = 362.3 µs.
   const auto q_proj =
       rsim_cli({"run", shipped_scenario("llama3_8b_h100"), "--explain", "decoder/layer/q_proj"});
   CHECK_THAT(q_proj.out, Catch::Contains("expected = max(T_math / (0.8 × tiles fill 97 %), "
                                          "T_hbm / 0.89") &&
-                             Catch::Contains("+ launch 2.5 µs = 360.6 µs"));
+                             Catch::Contains("+ launch 4.2 µs = 362.3 µs"));
 }
 
 TEST_CASE("rsim run refuses an ambiguous --explain and suggests a close name", "[cli]") {
