@@ -15,7 +15,7 @@ void StageBuilder::add_fused_attention(const std::string& name, bool windowed,
   Op attention;
   attention.name = name;
   attention.kind = OpKind::attention;
-  attention.compute_path = precision().compute;
+  attention.compute_path = precision().attention_path();
   Tensor v = kv;
   v.name = std::string("v");  // (= "v" trips GCC 12's -Wrestrict false positive, PR 105329)
   attention.inputs = {activation("q", q_axes), kv, v};

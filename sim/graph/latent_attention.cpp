@@ -73,7 +73,7 @@ void StageBuilder::add_latent_attention_block() {
   Op attention;
   attention.name = "attention";
   attention.kind = OpKind::attention;
-  attention.compute_path = precision().compute;
+  attention.compute_path = precision().attention_path();
   AttentionShape& shape = attention.attention;
   shape.mask = stage_.attention;
   shape.batch = batch_;

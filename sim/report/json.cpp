@@ -161,6 +161,7 @@ Json precision_json(const Precision& precision) {
       {"outputs", std::string(to_string(precision.outputs))},
       {"kv_cache", std::string(to_string(precision.kv_cache))},
       {"compute", precision.compute},
+      {"attention", precision.attention_path()},
       {"fallback_from",
        precision.requested_compute.empty() ? Json(nullptr) : Json(precision.requested_compute)}};
 }

@@ -4,6 +4,9 @@
 #include "sim/spec/config.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 namespace rsim {
 namespace {
@@ -65,6 +68,7 @@ std::optional<Precision> precision_preset(std::string_view name) {
                        policy.outputs,
                        policy.kv_cache,
                        std::string(policy.compute),
+                       "",
                        ""};
     }
   }
@@ -78,8 +82,8 @@ Precision parse_precision(const ConfigNode& node, const HardwareSpec& hardware) 
   if (node.kind() == ConfigNode::Kind::scalar) {
     precision = preset_or_fail(node);
   } else {
-    node.allow_only(
-        {"policy", "weights", "activations", "outputs", "kv_cache", "compute", "fallback"});
+    node.allow_only({"policy", "weights", "activations", "outputs", "kv_cache", "compute",
+                     "fallback", "attention"});
     if (const ConfigNode* policy = node.find("policy")) {
       precision = preset_or_fail(*policy);
       compute_node = policy;
@@ -119,6 +123,17 @@ Precision parse_precision(const ConfigNode& node, const HardwareSpec& hardware) 
     paths.push_back(path.name);
     known = known || path.name == precision.compute;
   }
+  if (const ConfigNode* attention =
+          node.kind() == ConfigNode::Kind::map ? node.find("attention") : nullptr) {
+    precision.attention = attention->as_string();
+    if (std::find(paths.begin(), paths.end(), precision.attention) == paths.end()) {
+      attention->fail(fmt::format("{} has no compute path '{}' for attention (it has: {})",
+                                  hardware.name, precision.attention, fmt::join(paths, ", ")));
+    }
+    if (precision.policy != "custom" && !precision.policy.ends_with('+')) {
+      precision.policy += "+";  // the policy, customised
+    }
+  }
   if (known) {
     return precision;
   }
@@ -149,6 +164,9 @@ std::string describe(const Precision& precision) {
                   to_string(precision.outputs), to_string(precision.kv_cache), precision.compute);
   if (!precision.requested_compute.empty()) {
     text += fmt::format(" (fallback: the hardware has no {} path)", precision.requested_compute);
+  }
+  if (!precision.attention.empty()) {
+    text += fmt::format(", attention {}", precision.attention);
   }
   return text;
 }

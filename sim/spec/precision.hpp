@@ -22,6 +22,14 @@ struct Precision {
   DType kv_cache = DType::bf16;
   std::string compute;            ///< a compute path of the hardware, e.g. "fp8"
   std::string requested_compute;  ///< the path asked for when `fallback` replaced it, else ""
+  /// The compute path attention's matmuls run on where it differs from `compute`, else "":
+  /// Transformer Engine's FP8 recipes run GEMMs in FP8 and dot-product attention in BF16 unless
+  /// `fp8_dpa` is set (its recipe API: fp8_dpa, default False).
+  std::string attention;
+
+  [[nodiscard]] const std::string& attention_path() const {
+    return attention.empty() ? compute : attention;
+  }
 };
 
 /// A named precision policy (a preset).

@@ -136,6 +136,35 @@ TEST_CASE("fused attention reaches its own fraction of the peak, per pass", "[ex
   CHECK(seen >= 2);  // forward (and its recomputation) and backward
 }
 
+TEST_CASE("FP8 matmuls with BF16 attention: each op on its own path", "[expected][precision]") {
+  // Llama 3 8B training on H100s, precision fp8 against {policy: fp8, attention: bf16}: the
+  // same ops, each attention pass's T_math at the bf16 peak instead of the fp8 one (× 1978.9 /
+  // 989.4 = 2.0001, hardware/h100_sxm.yaml), every matmul's unchanged.
+  const auto fp8 = rsim::test::run_scenario("llama3_8b_train_h100", {{"precision", "fp8"}});
+  const auto te = rsim::test::run_scenario("llama3_8b_train_h100",
+                                           {{"precision", "{policy: fp8, attention: bf16}"}});
+  REQUIRE(fp8.table.order.size() == te.table.order.size());
+  int attention = 0;
+  int matmuls = 0;
+  for (Eigen::Index row = 0; row < te.table.expected.size(); ++row) {
+    const auto& op = te.graph.op(te.table.order[static_cast<std::size_t>(row)]);
+    const double before = fp8.table.times(row, rsim::CostTable::kMathColumn);
+    const double after = te.table.times(row, rsim::CostTable::kMathColumn);
+    INFO(op.qualified_name());
+    if (op.kind == rsim::OpKind::attention) {
+      CHECK(op.compute_path == "bf16");
+      CHECK(after == Approx(before * 1978.9 / 989.4));
+      ++attention;
+    } else if (op.kind == rsim::OpKind::matmul) {
+      CHECK(op.compute_path == "fp8");
+      CHECK(after == Approx(before));
+      ++matmuls;
+    }
+  }
+  CHECK(attention >= 2);
+  CHECK(matmuls >= 7);
+}
+
 TEST_CASE("attention efficiency figures are checked", "[expected][hardware]") {
   CHECK_THAT(h100_error_of("efficiency.attention.forward.fraction", "1.2"),
              Catch::Contains("a fraction of the roof in (0, 1], got 1.2"));

@@ -61,6 +61,22 @@ TEST_CASE("a precision the hardware lacks is an error, or a fallback when asked"
                     Catch::Contains("has no compute path 'fp4' either"));
 }
 
+TEST_CASE("attention may run on its own compute path, which must exist", "[precision]") {
+  // Transformer Engine's FP8 recipe: FP8 GEMMs, BF16 dot-product attention (fp8_dpa off).
+  const auto te = parse("precision: {policy: fp8, attention: bf16}\n", "h100_sxm");
+  CHECK(te.compute == "fp8");
+  CHECK(te.attention_path() == "bf16");
+  CHECK(te.policy == "fp8+");
+  CHECK_THAT(rsim::describe(te), Catch::Contains("compute fp8, attention bf16"));
+  const auto plain = parse("precision: fp8\n", "h100_sxm");
+  CHECK(plain.attention_path() == "fp8");  // unset: attention follows the matmuls
+  // The value fp4 starts at column 38: 11 for "precision: ", 1 for "{", 14 for "policy: bf16, ",
+  // 11 for "attention: ".
+  CHECK_THROWS_WITH(parse("precision: {policy: bf16, attention: fp4}\n", "h100_sxm"),
+                    Catch::Contains("p.yaml:1:38: error: 'precision.attention'") &&
+                        Catch::Contains("has no compute path 'fp4' for attention"));
+}
+
 TEST_CASE("unknown policies and dtypes are errors listing the choices", "[precision]") {
   CHECK_THROWS_WITH(parse("precision: int3\n", "tpu_v5e"),
                     "p.yaml:1:12: error: 'precision': no precision policy 'int3' (policies: bf16, "
