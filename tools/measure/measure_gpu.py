@@ -16,7 +16,8 @@ and writes under --out:
                   bf16 and fp8 (torch._scaled_mm, e4m3 in, bf16 out)
   attention.csv   batch,seq,heads,head_dim,causal,pass,measured_s,tflops
                   FlashAttention through torch.nn.functional.scaled_dot_product_attention
-                  (the flash backend), forward and forward+backward
+                  (the flash backend), forward and forward+backward; with
+                  --attention-backend cudnn, cuDNN's fused attention into attention_cudnn.csv
   hbm.csv         kind,bytes,measured_s,bytes_per_s    kind copy: a device-to-device copy (bytes
                   read + written); read: a sum over the bytes (read only, a GEMV's pattern)
   nccl.csv        collective,bytes,devices,measured_s,bus_bytes_per_s
@@ -126,8 +127,10 @@ def measure_gemms(torch, timer, hardware):
     return rows
 
 
-def measure_attention(torch, timer):
+def measure_attention(torch, timer, backend_name="flash"):
     functional = torch.nn.functional
+    backends = {"flash": torch.nn.attention.SDPBackend.FLASH_ATTENTION,
+                "cudnn": torch.nn.attention.SDPBackend.CUDNN_ATTENTION}
     rows = []
     for batch, seq, heads, head_dim, causal in ATTENTION:
         shape = (batch, heads, seq, head_dim)
@@ -136,7 +139,7 @@ def measure_attention(torch, timer):
         # FLOPs of FlashAttention's benchmark: 4·b·s²·h·d forward (halved when causal), 2.5× that
         # for the backward pass.
         forward_flops = 4 * batch * seq * seq * heads * head_dim / (2 if causal else 1)
-        with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.FLASH_ATTENTION):
+        with torch.nn.attention.sdpa_kernel(backends[backend_name]):
             def forward():
                 return functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
             out = forward()
@@ -206,6 +209,10 @@ def main():
     parser.add_argument("--only", choices=["gemm", "attention", "hbm", "nccl"], action="append",
                         help="measure only these (repeatable); default: all but nccl, which "
                              "needs torchrun")
+    parser.add_argument("--attention-backend", choices=["flash", "cudnn"], default="flash",
+                        help="scaled_dot_product_attention's backend: flash (FlashAttention-2) "
+                             "or cudnn (cuDNN's fused attention, Hopper kernels); cudnn rows go "
+                             "to attention_cudnn.csv")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=50)
     parser.add_argument("--dry-run", action="store_true",
@@ -231,9 +238,10 @@ def main():
         write_csv(os.path.join(args.out, "gemm.csv"), gemm_header,
                   measure_gemms(torch, timer, args.hardware))
     if "attention" in only:
-        write_csv(os.path.join(args.out, "attention.csv"),
+        name = "attention.csv" if args.attention_backend == "flash" else "attention_cudnn.csv"
+        write_csv(os.path.join(args.out, name),
                   ["batch", "seq", "heads", "head_dim", "causal", "pass", "measured_s",
-                   "tflops"], measure_attention(torch, timer))
+                   "tflops"], measure_attention(torch, timer, args.attention_backend))
     if "hbm" in only:
         write_csv(os.path.join(args.out, "hbm.csv"), ["kind", "bytes", "measured_s", "bytes_per_s"],
                   measure_hbm(torch, timer))

@@ -20,7 +20,9 @@ and one fused gate+up GEMM (cuBLAS), FlashAttention through scaled_dot_product_a
 the gate product and each residual add as their own elementwise kernels. No rotary embedding
 (elementwise, well under 1 % of a step). The step is captured once in a CUDA graph and replayed,
 so host launch overhead is out and what remains is the kernels and their in-graph gaps: the
-median of --repeats replays after --warmup, timed with CUDA events.
+median of --repeats replays after --warmup, timed with CUDA events. --eager launches the same
+kernels from Python one by one instead (model_eager.csv): the host's launch rate shows where
+the kernels are shorter than it.
 """
 
 import argparse
@@ -87,6 +89,23 @@ class Decoder:
         return last @ self.head.t()
 
 
+def time_eager(torch, fn, warmup, repeats):
+    """The same step launched op by op from Python (no CUDA graph)."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return statistics.median(times)
+
+
 def time_graph(torch, fn, warmup, repeats):
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
@@ -115,6 +134,9 @@ def time_graph(torch, fn, warmup, repeats):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="directory for model.csv")
+    parser.add_argument("--eager", action="store_true",
+                        help="launch the kernels from Python instead of replaying a CUDA graph; "
+                             "writes model_eager.csv")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
@@ -131,7 +153,8 @@ def main():
     decoder = Decoder(torch, shape)
     rows = []
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "model.csv")
+    path = os.path.join(args.out, "model_eager.csv" if args.eager else "model.csv")
+    timer = time_eager if args.eager else time_graph
     for phase, batch, length in CONFIGS:
         with torch.no_grad():
             if phase == "decode":
@@ -140,13 +163,13 @@ def main():
                                             device="cuda", dtype=torch.bfloat16)
                                 for _ in range(2)) for _ in range(shape["layers"])]
                 ids = torch.zeros(batch, 1, dtype=torch.long, device="cuda")
-                seconds = time_graph(
+                seconds = timer(
                     torch, lambda: decoder.step(ids, batch, 1, caches, length), args.warmup,
                     args.repeats)
                 del caches
             else:
                 ids = torch.zeros(batch, length, dtype=torch.long, device="cuda")
-                seconds = time_graph(
+                seconds = timer(
                     torch, lambda: decoder.step(ids, batch, length, None, 0), args.warmup,
                     args.repeats)
         torch.cuda.empty_cache()
