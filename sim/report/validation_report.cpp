@@ -41,9 +41,9 @@ void write_validation_text(std::ostream& out, const std::vector<ValidationResult
     if (!result.bound_holds()) {
       flag = "BOUND ABOVE MEASURED";
     } else if (!result.item.off_roofline.empty()) {
-      flag = "off roofline (not scored)";
+      flag = "off roofline, not scored";
     } else if (std::abs(result.expected_error()) > summary.tolerance) {
-      flag = "expected off by more than the tolerance";
+      flag = fmt::format("outside ±{:g} %", 100.0 * summary.tolerance);
     }
     table.add_row({result.item.name, result.item.category, seconds(result.item.measured),
                    seconds(result.lower), fmt::format("{:.3f}", result.lower_ratio()),
