@@ -41,9 +41,10 @@ CONFIGS = [("decode", 1, 1024), ("decode", 16, 1024), ("decode", 64, 1024),
 
 
 class Decoder:
-    def __init__(self, torch, shape):
+    def __init__(self, torch, shape, fp8=False):
         self.torch = torch
         self.s = shape
+        self.fp8 = fp8
         dt = torch.bfloat16
         h, hd = shape["hidden"], shape["head_dim"]
         qkv = (shape["heads"] + 2 * shape["kv_heads"]) * hd
@@ -56,9 +57,23 @@ class Decoder:
                             n1=torch.ones(h, device="cuda", dtype=dt),
                             n2=torch.ones(h, device="cuda", dtype=dt))
                        for _ in range(shape["layers"])]
+        if fp8:  # the layers' weights stored in e4m3 (a static scale of 1), the head in bf16
+            for layer in self.layers:
+                for key in ("wqkv", "wo", "w13", "w2"):
+                    layer[key] = layer[key].to(torch.float8_e4m3fn)
+            self.one = torch.tensor(1.0, device="cuda")
         self.embed = weight(shape["vocab"], h)
         self.head = weight(shape["vocab"], h)
         self.norm = torch.ones(h, device="cuda", dtype=dt)
+
+    def mm(self, x, w):
+        """x · wᵀ: cuBLAS bf16, or with --fp8 x cast to e4m3 (one kernel) and cuBLASLt's FP8 GEMM
+        with a bf16 output, as TensorRT-LLM's FP8 recipe runs the linear layers."""
+        if not self.fp8:
+            return x @ w.t()
+        torch = self.torch
+        return torch._scaled_mm(x.to(torch.float8_e4m3fn), w.t(), scale_a=self.one,
+                                scale_b=self.one, out_dtype=torch.bfloat16)
 
     def layer(self, w, x, batch, tokens, cache, position):
         """x: [batch·tokens, hidden]. cache: (k, v) [batch, kv_heads, capacity, head_dim] or None."""
@@ -66,7 +81,7 @@ class Decoder:
         functional = torch.nn.functional
         hd, heads, kv = s["head_dim"], s["heads"], s["kv_heads"]
         y = functional.rms_norm(x, (s["hidden"],), w["n1"], 1e-5)
-        qkv = (y @ w["wqkv"].t()).view(batch, tokens, heads + 2 * kv, hd).transpose(1, 2)
+        qkv = self.mm(y, w["wqkv"]).view(batch, tokens, heads + 2 * kv, hd).transpose(1, 2)
         q, k, v = qkv[:, :heads], qkv[:, heads:heads + kv], qkv[:, heads + kv:]
         if cache is not None:  # decode: append this token's K/V, attend over the whole cache
             cache[0][:, :, position:position + 1].copy_(k)
@@ -74,10 +89,10 @@ class Decoder:
             k, v = cache[0][:, :, :position + 1], cache[1][:, :, :position + 1]
         attn = functional.scaled_dot_product_attention(q, k, v, is_causal=cache is None,
                                                        enable_gqa=True)
-        x = x + attn.transpose(1, 2).reshape(batch * tokens, heads * hd) @ w["wo"].t()
+        x = x + self.mm(attn.transpose(1, 2).reshape(batch * tokens, heads * hd), w["wo"])
         y = functional.rms_norm(x, (s["hidden"],), w["n2"], 1e-5)
-        gate, up = (y @ w["w13"].t()).chunk(2, dim=-1)
-        return x + (functional.silu(gate) * up) @ w["w2"].t()
+        gate, up = self.mm(y, w["w13"]).chunk(2, dim=-1)
+        return x + self.mm(functional.silu(gate) * up, w["w2"])
 
     def step(self, ids, batch, tokens, caches, position):
         torch = self.torch
@@ -137,6 +152,10 @@ def main():
     parser.add_argument("--eager", action="store_true",
                         help="launch the kernels from Python instead of replaying a CUDA graph; "
                              "writes model_eager.csv")
+    parser.add_argument("--fp8", action="store_true",
+                        help="the layers' GEMMs in FP8 (e4m3 weights, activations cast before "
+                             "each GEMM, bf16 out); attention, KV cache and LM head stay bf16; "
+                             "writes model_fp8.csv")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
@@ -150,10 +169,11 @@ def main():
         return 2
     torch.manual_seed(0)
     shape = LLAMA3_8B
-    decoder = Decoder(torch, shape)
+    decoder = Decoder(torch, shape, args.fp8)
     rows = []
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "model_eager.csv" if args.eager else "model.csv")
+    name = "model" + ("_fp8" if args.fp8 else "") + ("_eager" if args.eager else "")
+    path = os.path.join(args.out, name + ".csv")
     timer = time_eager if args.eager else time_graph
     for phase, batch, length in CONFIGS:
         with torch.no_grad():
