@@ -276,7 +276,8 @@ CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& or
     plan.device_rows(row) = op.kind != OpKind::collective;
     // A matmul's tile quantization is put in by quantize_row when the row is costed (its shape
     // may change with the batch first).
-    plan.inverse_path_efficiency(row) = 1.0 / compute_efficiency(op, plan.ops.back().path, roofs);
+    plan.inverse_path_efficiency(row) = 1.0 / (compute_efficiency(op, plan.ops.back().path, roofs) *
+                                               attention_length_share(op, roofs));
     plan.launch_overhead(row) =
         op.kind == OpKind::elementwise && op.fused ? 0.0 : roofs.kernel_overhead.si();
   }
@@ -394,8 +395,15 @@ void for_rows(const CostPlan& plan, const CostTable& table, const std::vector<st
 }
 
 // A matmul row's 1 / (its path's efficiency × how its tiles fill the units) at its current
-// shape: what expected_device_rows divides its T_math by.
+// shape, an attention row's 1 / (its pass's efficiency × its length share): what
+// expected_device_rows divides its T_math by.
 void quantize_row(const Op& op, CostPlan& plan, std::size_t row, const Roofs& roofs) {
+  if (op.kind == OpKind::attention && roofs.attention_efficiency.length_overhead > 0.0) {
+    plan.inverse_path_efficiency(static_cast<Eigen::Index>(row)) =
+        1.0 /
+        (compute_efficiency(op, plan.ops[row].path, roofs) * attention_length_share(op, roofs));
+    return;
+  }
   if (op.kind != OpKind::matmul || roofs.gemm_quantization.tiles.empty()) {
     return;
   }

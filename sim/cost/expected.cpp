@@ -2,6 +2,7 @@
 #include "sim/cost/expected.hpp"
 
 #include "sim/cost/gemm_quantization.hpp"
+#include "sim/cost/op_cost_parts.hpp"
 
 #include <algorithm>
 
@@ -15,8 +16,7 @@ double device_expected(const Op& op, const ComputePath* path, double t_math, std
                        const TierTime& tier_time, const Roofs& roofs) {
   // Times the reciprocal, as expected_device_rows does (a division per term is its hot spot).
   double longest =
-      t_math *
-      (1.0 / (compute_efficiency(op, path, roofs) * op_quantization(op, roofs.gemm_quantization)));
+      t_math * (1.0 / (compute_efficiency(op, path, roofs) * op_shape_share(op, roofs)));
   for (std::size_t tier = 0; tier < tiers; ++tier) {
     longest = std::max(longest, tier_time(tier) * (1.0 / roofs.memory[tier].efficiency));
   }
@@ -36,6 +36,21 @@ double compute_efficiency(const Op& op, const ComputePath* path, const Roofs& ro
     }
   }
   return path != nullptr ? path->efficiency : 1.0;
+}
+
+double attention_length_share(const Op& op, const Roofs& roofs) {
+  const double overhead = roofs.attention_efficiency.length_overhead;
+  if (op.kind != OpKind::attention || !(overhead > 0.0) || op.attention.query_tokens <= 0) {
+    return 1.0;
+  }
+  const double keys =
+      op_cost_parts::visible_pairs(op.attention) / static_cast<double>(op.attention.query_tokens);
+  return keys > 0.0 ? keys / (keys + overhead) : 1.0;
+}
+
+double op_shape_share(const Op& op, const Roofs& roofs) {
+  return op.kind == OpKind::attention ? attention_length_share(op, roofs)
+                                      : op_quantization(op, roofs.gemm_quantization);
 }
 
 double expected_collective_time(const Collective& collective,

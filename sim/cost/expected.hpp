@@ -31,6 +31,15 @@ void expected_device_rows(const CostPlan& plan, CostTable& table,
 /// (`efficiency.attention`) where the hardware gives one, else the path's (1 without a path).
 double compute_efficiency(const Op& op, const ComputePath* path, const Roofs& roofs);
 
+/// The share of a fused attention pass's peak rate its length leaves after each query tile's fixed
+/// work: L / (L + length_overhead), L = the keys a query sees on average (visible pairs / queries).
+/// 1 for any other op, or without a length overhead.
+double attention_length_share(const Op& op, const Roofs& roofs);
+
+/// What multiplies a device op's compute fraction for its shape: a matmul's tile quantization
+/// (gemm_quantization.hpp), an attention pass's length share; 1 otherwise.
+double op_shape_share(const Op& op, const Roofs& roofs);
+
 /// The same for a device op from its cost (`rsim matmul`).
 double expected_device_time(const Op& op, const OpCost& cost, const Roofs& roofs);
 

@@ -128,10 +128,11 @@ DeviceTerm device_term(const Op& op, double count, double t_math,
         op.kind == OpKind::attention
             ? (op.pass == Pass::backward ? "attention.backward" : "attention.forward")
             : "compute." + path->name;
-    // The fitted fraction is the path's at full tiles: a matmul's T_math is first divided by the
-    // share its tiles fill (gemm_quantization.hpp).
+    // The fitted fraction is the path's at full tiles (an attention pass's at unbounded length):
+    // a matmul's T_math is first divided by the share its tiles fill (gemm_quantization.hpp), an
+    // attention pass's by its length share (expected.hpp).
     term.roofs.emplace_back(parameters.index(key, true, compute_efficiency(op, path, roofs)),
-                            t_math / op_quantization(op, roofs.gemm_quantization));
+                            t_math / op_shape_share(op, roofs));
   }
   for (std::size_t tier = 0; tier < tier_times.size() && tier < roofs.memory.size(); ++tier) {
     if (tier_times[tier] > 0.0) {

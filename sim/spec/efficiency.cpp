@@ -120,7 +120,7 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
     parse_fractions(*compute, spec.compute, "compute path");
   }
   if (const ConfigNode* attention = node.find("attention")) {
-    attention->allow_only({"forward", "backward"});
+    attention->allow_only({"forward", "backward", "length_overhead"});
     const auto pass = [](const ConfigNode* entry, std::optional<double>& fraction) {
       if (entry != nullptr) {
         entry->allow_only({"fraction", "source", "derived"});
@@ -130,6 +130,19 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
     };
     pass(attention->find("forward"), spec.attention_efficiency.forward);
     pass(attention->find("backward"), spec.attention_efficiency.backward);
+    if (const ConfigNode* overhead = attention->find("length_overhead")) {
+      overhead->allow_only({"tokens", "source", "derived"});
+      const ConfigNode& tokens = overhead->at("tokens");
+      const double value = tokens.as_number();
+      if (!(value >= 0.0 && value <= 1e6)) {
+        tokens.fail(
+            fmt::format("tokens: the keys' worth of a query tile's fixed work, from 0 to "
+                        "1,000,000, got {}",
+                        value));
+      }
+      spec.attention_efficiency.length_overhead = value;
+      parse_provenance(*overhead);
+    }
   }
   if (const ConfigNode* memory = node.find("memory")) {
     parse_fractions(*memory, spec.memory, "memory tier");

@@ -112,6 +112,10 @@ struct HardwareMode {
 struct AttentionEfficiency {
   std::optional<double> forward;
   std::optional<double> backward;
+  /// Each query tile's fixed work (loading Q, the epilogue writing O) as the keys its main loop
+  /// would cover meanwhile: a pass whose queries see L keys on average runs at L / (L + this)
+  /// of its fraction (`efficiency.attention.length_overhead.tokens`; 0: none).
+  double length_overhead = 0.0;
 };
 
 /// One output tile a GEMM kernel gives each compute unit (a CTA's M × N on an SM).

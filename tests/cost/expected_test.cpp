@@ -114,11 +114,11 @@ TEST_CASE("efficiency figures are checked: fraction, names, source", "[expected]
 }
 
 TEST_CASE("fused attention reaches its own fraction of the peak, per pass", "[expected]") {
-  // hardware/h100_sxm.yaml: FlashAttention-3 forward 0.627 of the bf16 peak (620.73 of 989.4
-  // TFLOP/s, pytorch/benchmark PR 2391), backward 0.57 (561 TFLOP/s, FlashAttention-3 paper);
-  // a matmul's bf16 fraction is 0.80. Llama 3 8B training at 4,096 tokens per sequence: each
-  // attention pass is compute-bound, so its expected time is T_math / fraction + the 4.2 µs
-  // launch, not T_math / 0.80.
+  // hardware/h100_sxm.yaml: FlashAttention-3 forward 0.639, backward 0.577 of the bf16 peak at
+  // unbounded length, and a length overhead of 300 keys; a matmul's bf16 fraction is 0.80. Llama 3
+  // 8B training at 4,096 tokens per sequence, causal: a query sees (4096 + 1) / 2 = 2048.5 keys
+  // on average, a length share of 2048.5 / (2048.5 + 300) = 0.87226. Each attention pass is
+  // compute-bound, so its expected time is T_math / (fraction × 0.87226) + the 4.2 µs launch.
   const auto run = rsim::test::run_scenario("llama3_8b_train_h100");
   int seen = 0;
   for (Eigen::Index row = 0; row < run.table.expected.size(); ++row) {
@@ -129,11 +129,41 @@ TEST_CASE("fused attention reaches its own fraction of the peak, per pass", "[ex
     INFO(op.qualified_name());
     const double t_math = run.table.times(row, rsim::CostTable::kMathColumn);
     REQUIRE(t_math == run.table.times.row(row).maxCoeff());
-    const double fraction = op.pass == rsim::Pass::backward ? 0.57 : 0.627;
-    CHECK(run.table.expected(row) == Approx(t_math / fraction + 4.2e-6));
+    const double fraction = op.pass == rsim::Pass::backward ? 0.577 : 0.639;
+    const double share = 2048.5 / (2048.5 + 300.0);
+    CHECK(run.table.expected(row) == Approx(t_math / (fraction * share) + 4.2e-6));
     ++seen;
   }
   CHECK(seen >= 2);  // forward (and its recomputation) and backward
+}
+
+TEST_CASE("an attention pass's length share at its edges", "[expected]") {
+  // L / (L + 300) with L the keys a query sees on average (hardware/h100_sxm.yaml's 300).
+  const rsim::Roofs roofs = rsim::test::preset_roofs("h100_sxm");
+  rsim::Op attention;
+  attention.kind = rsim::OpKind::attention;
+  attention.attention.mask = rsim::AttentionMask::bidirectional;
+  attention.attention.query_tokens = 16384;
+  // 16,384 keys each: 16384 / 16684 = 0.98202, the share the preset's fractions were divided by.
+  CHECK(rsim::attention_length_share(attention, roofs) == Approx(16384.0 / 16684.0));
+  // Causal over 512 tokens: (512 + 1) / 2 = 256.5 keys on average: 256.5 / 556.5 = 0.46092.
+  attention.attention.mask = rsim::AttentionMask::causal;
+  attention.attention.query_tokens = 512;
+  CHECK(rsim::attention_length_share(attention, roofs) == Approx(256.5 / 556.5));
+  // One decode query over 4,096 cached tokens sees 4,097 keys: 4097 / 4397 = 0.93177.
+  attention.attention.query_tokens = 1;
+  attention.attention.cached_tokens = 4096;
+  CHECK(rsim::attention_length_share(attention, roofs) == Approx(4097.0 / 4397.0));
+  // No overhead on the hardware, or not an attention op: 1.
+  rsim::Roofs none = roofs;
+  none.attention_efficiency.length_overhead = 0.0;
+  CHECK(rsim::attention_length_share(attention, none) == 1.0);
+  rsim::Op matmul;
+  matmul.kind = rsim::OpKind::matmul;
+  CHECK(rsim::attention_length_share(matmul, roofs) == 1.0);
+  // A bad figure is a clear error naming the key.
+  CHECK_THAT(h100_error_of("efficiency.attention.length_overhead.tokens", "-5"),
+             Catch::Contains("tokens: the keys' worth of a query tile's fixed work"));
 }
 
 TEST_CASE("FP8 matmuls with BF16 attention: each op on its own path", "[expected][precision]") {
