@@ -274,10 +274,9 @@ CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& or
     const Op& op = graph.op(order[static_cast<std::size_t>(row)]);
     plan.ops.push_back(plan_op_cost(op, roofs));
     plan.device_rows(row) = op.kind != OpKind::collective;
-    // A matmul's tile quantization is put in by quantize_row when the row is costed (its shape
-    // may change with the batch first).
-    plan.inverse_path_efficiency(row) = 1.0 / (compute_efficiency(op, plan.ops.back().path, roofs) *
-                                               attention_length_share(op, roofs));
+    // A matmul's tile quantization and an attention pass's length share are put in by
+    // quantize_row when the row is costed (its shape may change with the batch first).
+    plan.inverse_path_efficiency(row) = 1.0 / compute_efficiency(op, plan.ops.back().path, roofs);
     plan.launch_overhead(row) =
         op.kind == OpKind::elementwise && op.fused ? 0.0 : roofs.kernel_overhead.si();
   }

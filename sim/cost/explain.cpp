@@ -76,15 +76,13 @@ std::string traffic_line(const Op& op, const TierCost& tier) {
 std::string expected_line(const Op& op, const OpCost& cost, const Roofs& roofs) {
   const ComputePath* path = roofs.find_path(op.compute_path);
   std::vector<std::string> terms;
-  const double quantization = op_quantization(op, roofs.gemm_quantization);
-  const double length = attention_length_share(op, roofs);
-  std::string share;
-  if (quantization < 1.0) {
-    share = fmt::format(" × tiles fill {:.3g} %", 100.0 * quantization);
-  } else if (length < 1.0) {
-    share = fmt::format(" × length share {:.3g} %", 100.0 * length);
-  }
-  terms.push_back(fmt::format("T_math / ({:.3g}{})", compute_efficiency(op, path, roofs), share));
+  const double share = op_shape_share(op, roofs);
+  terms.push_back(fmt::format(
+      "T_math / ({:.3g}{})", compute_efficiency(op, path, roofs),
+      share < 1.0
+          ? fmt::format(" × {} {:.3g} %",
+                        op.kind == OpKind::attention ? "length share" : "tiles fill", 100.0 * share)
+          : ""));
   for (std::size_t index = 0; index < cost.tiers.size() && index < roofs.memory.size(); ++index) {
     if (roofs.memory[index].bandwidth) {
       terms.push_back(

@@ -112,6 +112,10 @@ Precision parse_precision(const ConfigNode& node, const HardwareSpec& hardware) 
       compute_node = compute;
       customised = true;
     }
+    if (const ConfigNode* attention = node.find("attention")) {
+      precision.attention = attention->as_string();  // checked against the paths below
+      customised = true;
+    }
     if (customised) {
       precision.policy = node.find("policy") != nullptr ? precision.policy + "+" : "custom";
     }
@@ -123,16 +127,11 @@ Precision parse_precision(const ConfigNode& node, const HardwareSpec& hardware) 
     paths.push_back(path.name);
     known = known || path.name == precision.compute;
   }
-  if (const ConfigNode* attention =
-          node.kind() == ConfigNode::Kind::map ? node.find("attention") : nullptr) {
-    precision.attention = attention->as_string();
-    if (std::find(paths.begin(), paths.end(), precision.attention) == paths.end()) {
-      attention->fail(fmt::format("{} has no compute path '{}' for attention (it has: {})",
-                                  hardware.name, precision.attention, fmt::join(paths, ", ")));
-    }
-    if (precision.policy != "custom" && !precision.policy.ends_with('+')) {
-      precision.policy += "+";  // the policy, customised
-    }
+  if (!precision.attention.empty() &&
+      std::find(paths.begin(), paths.end(), precision.attention) == paths.end()) {
+    node.at("attention")
+        .fail(fmt::format("{} has no compute path '{}' for attention (it has: {})", hardware.name,
+                          precision.attention, fmt::join(paths, ", ")));
   }
   if (known) {
     return precision;
