@@ -35,8 +35,9 @@ so the grid can be checked against `rsim matmul` (the test tools.measure.grid do
 import argparse
 import csv
 import os
-import statistics
 import sys
+
+from cuda_timing import load_torch, median_seconds
 
 # b (tokens) × d × f: GEMVs and small batches (HBM-bound), multiples and non-multiples of the
 # tile sizes and of the SM count's waves, and the large square shapes that reach the peak.
@@ -82,20 +83,7 @@ class Timer:
         self.flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
 
     def __call__(self, fn):
-        torch = self.torch
-        for _ in range(self.warmup):
-            fn()
-        times = []
-        for _ in range(self.repeats):
-            self.flush.zero_()
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end) * 1e-3)
-        return statistics.median(times)
+        return median_seconds(self.torch, fn, self.warmup, self.repeats, before=self.flush.zero_)
 
 
 def measure_gemms(torch, timer, hardware):
@@ -223,14 +211,8 @@ def main():
         write_csv(os.path.join(args.out, "gemm.csv"), gemm_header,
                   [[args.hardware, b, d, f, dtype, ""] for b, d, f, dtype in gemm_grid()])
         return 0
-    try:
-        import torch
-    except ImportError:
-        print("measure_gpu.py: PyTorch is not installed (pip install torch); --dry-run needs "
-              "none", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("measure_gpu.py: no CUDA device", file=sys.stderr)
+    torch = load_torch("measure_gpu.py (--dry-run needs no GPU)")
+    if torch is None:
         return 2
     only = args.only or ["gemm", "attention", "hbm"]
     timer = Timer(torch, args.warmup, args.repeats)

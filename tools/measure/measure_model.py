@@ -28,8 +28,9 @@ the kernels are shorter than it.
 import argparse
 import csv
 import os
-import statistics
 import sys
+
+from cuda_timing import load_torch, median_seconds
 
 LLAMA3_8B = dict(hidden=4096, layers=32, heads=32, kv_heads=8, head_dim=128, ffn=14336,
                  vocab=128256)
@@ -106,19 +107,7 @@ class Decoder:
 
 def time_eager(torch, fn, warmup, repeats):
     """The same step launched op by op from Python (no CUDA graph)."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
-    return statistics.median(times)
+    return median_seconds(torch, fn, warmup, repeats, before=torch.cuda.synchronize)
 
 
 def time_graph(torch, fn, warmup, repeats):
@@ -131,19 +120,9 @@ def time_graph(torch, fn, warmup, repeats):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         fn()
-    for _ in range(warmup):
-        graph.replay()
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
+    seconds = median_seconds(torch, graph.replay, warmup, repeats)
     del graph
-    return statistics.median(times)
+    return seconds
 
 
 def main():
@@ -159,13 +138,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
-    try:
-        import torch
-    except ImportError:
-        print("measure_model.py: PyTorch is not installed", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("measure_model.py: no CUDA device", file=sys.stderr)
+    torch = load_torch("measure_model.py")
+    if torch is None:
         return 2
     torch.manual_seed(0)
     shape = LLAMA3_8B

@@ -21,9 +21,9 @@ freed before each pass; no optimizer step. Each time is the median of --repeats 
 import argparse
 import csv
 import os
-import statistics
 import sys
 
+from cuda_timing import load_torch, median_seconds
 from measure_model import LLAMA3_8B
 
 CONFIGS = [(1, 4096), (2, 4096), (1, 8192)]  # batch, seq
@@ -82,13 +82,8 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
-    try:
-        import torch
-    except ImportError:
-        print("measure_train.py: PyTorch is not installed", file=sys.stderr)
-        return 2
-    if not torch.cuda.is_available():
-        print("measure_train.py: no CUDA device", file=sys.stderr)
+    torch = load_torch("measure_train.py")
+    if torch is None:
         return 2
     torch.manual_seed(0)
     model = TrainModel(torch, LLAMA3_8B, args.layers)
@@ -98,25 +93,19 @@ def main():
         ids = torch.randint(0, LLAMA3_8B["vocab"], (batch, seq), device="cuda")
         targets = torch.randint(0, LLAMA3_8B["vocab"], (batch, seq), device="cuda")
 
-        def step():
+        def free_gradients():  # outside the timed region
             for parameter in model.parameters():
                 parameter.grad = None
+
+        def forward_backward():
             model.loss(ids, targets, batch, seq).backward()
 
-        for _ in range(args.warmup):
-            step()
-        samples = []
-        for _ in range(args.repeats):
-            for parameter in model.parameters():  # freed outside the timed region
-                parameter.grad = None
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            model.loss(ids, targets, batch, seq).backward()
-            end.record()
-            torch.cuda.synchronize()
-            samples.append(start.elapsed_time(end) * 1e-3)
-        seconds = statistics.median(samples)
+        def step():
+            free_gradients()
+            forward_backward()
+
+        seconds = median_seconds(torch, forward_backward, args.warmup, args.repeats,
+                                 before=free_gradients)
         times.append(["llama3_8b", args.layers, batch, seq, f"{seconds:.9g}"])
         print(f"train {args.layers} layers batch {batch} seq {seq}: {seconds * 1e3:.3f} ms",
               file=sys.stderr, flush=True)
