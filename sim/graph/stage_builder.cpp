@@ -257,11 +257,13 @@ void StageBuilder::add_lm_head() {
     return;
   }
   const std::int64_t rows = stage_.lm_head == LmHead::last_token ? 1 : stage_.tokens;
-  add(matmul("lm_head", "lm_head", activation("x_norm", {batch(), seq(rows), embed()}),
-             weight("lm_head.weight", {embed(), {"vocab", spec_.vocab_size}}),
-             {batch(), seq(rows), {"vocab", spec_.vocab_size}},
-             spec_.lm_head_bias ? spec_.vocab_size : 0),
-      previous());
+  Tensor head_weight = weight("lm_head.weight", {embed(), {"vocab", spec_.vocab_size}});
+  head_weight.dtype = precision().lm_head_weights();
+  Op head = matmul("lm_head", "lm_head", activation("x_norm", {batch(), seq(rows), embed()}),
+                   std::move(head_weight), {batch(), seq(rows), {"vocab", spec_.vocab_size}},
+                   spec_.lm_head_bias ? spec_.vocab_size : 0);
+  head.compute_path = precision().lm_head_path();
+  add(std::move(head), previous());
 }
 
 }  // namespace rsim

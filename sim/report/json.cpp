@@ -162,6 +162,8 @@ Json precision_json(const Precision& precision) {
       {"kv_cache", std::string(to_string(precision.kv_cache))},
       {"compute", precision.compute},
       {"attention", precision.attention_path()},
+      {"lm_head", std::string(to_string(precision.lm_head_weights()))},
+      {"lm_head_compute", precision.lm_head_path()},
       {"fallback_from",
        precision.requested_compute.empty() ? Json(nullptr) : Json(precision.requested_compute)}};
 }

@@ -69,6 +69,8 @@ std::optional<Precision> precision_preset(std::string_view name) {
                        policy.kv_cache,
                        std::string(policy.compute),
                        "",
+                       "",
+                       std::nullopt,
                        ""};
     }
   }
@@ -83,7 +85,7 @@ Precision parse_precision(const ConfigNode& node, const HardwareSpec& hardware) 
     precision = preset_or_fail(node);
   } else {
     node.allow_only({"policy", "weights", "activations", "outputs", "kv_cache", "compute",
-                     "fallback", "attention"});
+                     "fallback", "attention", "lm_head"});
     if (const ConfigNode* policy = node.find("policy")) {
       precision = preset_or_fail(*policy);
       compute_node = policy;
@@ -116,6 +118,10 @@ Precision parse_precision(const ConfigNode& node, const HardwareSpec& hardware) 
       precision.attention = attention->as_string();  // checked against the paths below
       customised = true;
     }
+    if (const ConfigNode* lm_head = node.find("lm_head")) {
+      precision.lm_head = parse_dtype_node(*lm_head);
+      customised = true;
+    }
     if (customised) {
       precision.policy = node.find("policy") != nullptr ? precision.policy + "+" : "custom";
     }
@@ -132,6 +138,15 @@ Precision parse_precision(const ConfigNode& node, const HardwareSpec& hardware) 
     node.at("attention")
         .fail(fmt::format("{} has no compute path '{}' for attention (it has: {})", hardware.name,
                           precision.attention, fmt::join(paths, ", ")));
+  }
+  if (precision.lm_head) {
+    // A 16-bit (or 8-bit) head runs on the path of its own dtype where the hardware has one
+    // (an NVFP4 model's FP16 head: Thor's FP16 tensor cores), else on the policy's.
+    const std::string head_path(to_string(*precision.lm_head));
+    if (head_path != precision.compute &&
+        std::find(paths.begin(), paths.end(), head_path) != paths.end()) {
+      precision.lm_head_compute = head_path;
+    }
   }
   if (known) {
     return precision;
@@ -166,6 +181,9 @@ std::string describe(const Precision& precision) {
   }
   if (!precision.attention.empty()) {
     text += fmt::format(", attention {}", precision.attention);
+  }
+  if (precision.lm_head) {
+    text += fmt::format(", lm_head {}", to_string(*precision.lm_head));
   }
   return text;
 }

@@ -26,9 +26,19 @@ struct Precision {
   /// Transformer Engine's FP8 recipes run GEMMs in FP8 and dot-product attention in BF16 unless
   /// `fp8_dpa` is set (its recipe API: fp8_dpa, default False).
   std::string attention;
+  /// The LM head's weight dtype where the quantizer left it out, else nullopt (= weights):
+  /// ModelOpt, TensorRT Edge-LLM (`--lm_head_quantization`, default off), AutoAWQ and GPTQ
+  /// keep the LM head in 16 bits unless asked.
+  std::optional<DType> lm_head;
+  /// The compute path the LM head runs on where `lm_head` has one of its own, else "".
+  std::string lm_head_compute;
 
   [[nodiscard]] const std::string& attention_path() const {
     return attention.empty() ? compute : attention;
+  }
+  [[nodiscard]] DType lm_head_weights() const { return lm_head.value_or(weights); }
+  [[nodiscard]] const std::string& lm_head_path() const {
+    return lm_head_compute.empty() ? compute : lm_head_compute;
   }
 };
 

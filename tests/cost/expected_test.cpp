@@ -212,3 +212,33 @@ TEST_CASE("GEMM tile figures are checked", "[expected][gemm][hardware]") {
   CHECK_THAT(h100_error_of("efficiency.gemm.units", "-3"), Catch::Contains("units"));
   CHECK(h100_error_of("efficiency.gemm.units", "114") == "(no error)");
 }
+
+TEST_CASE("an LM head kept in 16 bits reads 16-bit weights on its own path",
+          "[expected][precision]") {
+  // Llama 3 8B prefill on H100 under fp8 against {policy: fp8, lm_head: bf16}: the head's
+  // weight is 4096 × 128,256 = 525.3M values, 1 B each in fp8 and 2 B in bf16 (+525.3 MB), and
+  // its T_math is at the bf16 peak instead of the fp8 one (× 1978.9 / 989.4); every other op is
+  // unchanged.
+  const auto fp8 = rsim::test::run_scenario("llama3_8b_h100", {{"precision", "fp8"}});
+  const auto head =
+      rsim::test::run_scenario("llama3_8b_h100", {{"precision", "{policy: fp8, lm_head: bf16}"}});
+  REQUIRE(fp8.table.order.size() == head.table.order.size());
+  int heads = 0;
+  for (Eigen::Index row = 0; row < head.table.expected.size(); ++row) {
+    const auto& op = head.graph.op(head.table.order[static_cast<std::size_t>(row)]);
+    const auto& before_op = fp8.graph.op(fp8.table.order[static_cast<std::size_t>(row)]);
+    const double before = fp8.table.times(row, rsim::CostTable::kMathColumn);
+    const double after = head.table.times(row, rsim::CostTable::kMathColumn);
+    INFO(op.qualified_name());
+    if (op.name == "lm_head") {
+      CHECK(op.compute_path == "bf16");
+      CHECK(after == Approx(before * 1978.9 / 989.4));
+      CHECK(op.inputs[1].bytes().si() - before_op.inputs[1].bytes().si() ==
+            Approx(4096.0 * 128256.0));
+      ++heads;
+    } else {
+      CHECK(after == Approx(before));
+    }
+  }
+  CHECK(heads == 1);
+}

@@ -77,6 +77,26 @@ TEST_CASE("attention may run on its own compute path, which must exist", "[preci
                         Catch::Contains("has no compute path 'fp4' for attention"));
 }
 
+TEST_CASE("the LM head may keep its own dtype and compute path", "[precision]") {
+  // ModelOpt / TensorRT Edge-LLM quantize the LM head only with --lm_head_quantization.
+  const auto edge = parse("precision: {policy: nvfp4, lm_head: fp16}\n", "thor_t5000");
+  CHECK(edge.weights == DType::nvfp4);
+  CHECK(edge.lm_head_weights() == DType::fp16);
+  CHECK(edge.lm_head_path() == "fp16");  // Thor has an FP16 tensor-core path
+  CHECK(edge.compute == "fp4");
+  CHECK(edge.policy == "nvfp4+");
+  CHECK_THAT(rsim::describe(edge), Catch::Contains("lm_head fp16"));
+  const auto plain = parse("precision: nvfp4\n", "thor_t5000");
+  CHECK(plain.lm_head_weights() == DType::nvfp4);  // unset: the head follows the weights
+  CHECK(plain.lm_head_path() == "fp4");
+  // A weight-only policy keeps its path: the head's dtype names none of v5e's paths.
+  const auto awq = parse("precision: {policy: int4_weights, lm_head: fp16}\n", "tpu_v5e");
+  CHECK(awq.lm_head_weights() == DType::fp16);
+  CHECK(awq.lm_head_path() == "bf16");
+  CHECK_THROWS_WITH(parse("precision: {policy: nvfp4, lm_head: fp12}\n", "thor_t5000"),
+                    Catch::Contains("'precision.lm_head': expected a dtype"));
+}
+
 TEST_CASE("unknown policies and dtypes are errors listing the choices", "[precision]") {
   CHECK_THROWS_WITH(parse("precision: int3\n", "tpu_v5e"),
                     "p.yaml:1:12: error: 'precision': no precision policy 'int3' (policies: bf16, "
