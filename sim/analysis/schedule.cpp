@@ -67,6 +67,10 @@ ScheduleInputs view_inputs(const Scenario& scenario, const OpGraph& graph, const
     }
     if (op.pass == Pass::optimizer) {
       inputs.optimizer_lower += row_lower;
+      if (collective && op.role == CollectiveRole::weight_gather) {
+        inputs.optimizer_gathers += row_lower;
+        inputs.weights_usage = std::max(inputs.weights_usage, usage_of(roofs, op.network));
+      }
       continue;
     }
     inputs.work.add(table, row, row_time, network_time);
@@ -240,6 +244,13 @@ StepTimes schedule_step(const ScheduleInputs& in, const Training& choice) {
     return gathers - std::max(gathers / in.layers_held, gathers - free);
   };
   const double gathers_f = weights_hidden(in.forward, hidden_f);
+  // ZeRO-1/2's all-gathers of the updated weights, prefetched layer by layer under the next
+  // step's forward pass (Megatron's --overlap-param-gather: the first layer's gather waits, the
+  // rest run under earlier layers): what the forward's device work left over from its own
+  // overlaps covers.
+  PassSums updated = in.forward;
+  updated.weight_gathers = in.optimizer_gathers;
+  const double gathers_updated = weights_hidden(updated, hidden_f + gathers_f);
   const double gathers_b =
       weights_hidden(in.backward, hidden_b + (choice.overlap_gradients ? gradients_hidden : 0.0));
   // Each pass takes the longer of its ops and its host transfers (the lower bound overlaps
@@ -255,7 +266,8 @@ StepTimes schedule_step(const ScheduleInputs& in, const Training& choice) {
       hidden_b * (1.0 - in.tensor_usage) + gathers_b * (1.0 - in.weights_usage);
   const double forward_time = std::max(forward_ops - saved_forward, host_forward);
   const double backward_time = std::max(backward_ops - saved_backward, host_backward);
-  const double optimizer_time = std::max(in.optimizer_lower, host_optimizer);
+  const double optimizer_time =
+      std::max(in.optimizer_lower - gathers_updated * (1.0 - in.weights_usage), host_optimizer);
   const double pipelined_change = (forward_time - forward_ops) + (backward_time - backward_ops);
   const double bubble = (in.work.lower + pipelined_change + extra * in.sends.lower) * idle;
   // What the tensor overlap takes off the forward pass (none where its host link holds it
@@ -264,7 +276,7 @@ StepTimes schedule_step(const ScheduleInputs& in, const Training& choice) {
   const double backward_left = backward_ops - (choice.overlap_gradients ? gradients_hidden : 0.0);
   out.tensor_hidden =
       tensor_saved_forward + std::max(0.0, std::min(hidden_b, backward_left - host_backward));
-  out.weights_hidden = gathers_f + gathers_b;
+  out.weights_hidden = gathers_f + gathers_b + gathers_updated;
   // The hidden reductions shorten the backward pass, down to its host transfers.
   const double gradient_change =
       choice.overlap_gradients

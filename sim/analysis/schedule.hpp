@@ -73,6 +73,8 @@ struct ScheduleInputs {
   PassSums forward;
   PassSums backward;  ///< with the recomputation
   double optimizer_lower = 0.0;
+  /// lower bound (T_net) of the optimizer's all-gathers of the updated weights (ZeRO-1/2)
+  double optimizer_gathers = 0.0;
   Totals ops;  ///< the ops one after another (Σ per-op bounds), before any schedule
   OffloadBytes offload;
   Footprint footprint;  ///< before offloading

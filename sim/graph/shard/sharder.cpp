@@ -98,7 +98,10 @@ Layout Sharder::layout(const Tensor& tensor, const Op& op, bool attention) const
     }
     used.push_back(unit.name);
   };
-  const auto assign = [&](const std::vector<std::pair<std::string, std::string>>& rules) {
+  // `padded`: the axis is split as a flat buffer padded to a multiple of the mesh axis
+  // (ZeRO's optimizer state), so it need not divide.
+  const auto assign = [&](const std::vector<std::pair<std::string, std::string>>& rules,
+                          bool padded = false) {
     for (const auto& [logical, mesh_name] : rules) {
       // A named capture: clang before 16 (clang-tidy) cannot capture a structured binding.
       const auto found =
@@ -148,6 +151,18 @@ Layout Sharder::layout(const Tensor& tensor, const Op& op, bool attention) const
         }
         // KV heads and query groups (MQA/GQA) and short sequences (the last token an LM head
         // reads) are replicated; other axes must divide.
+        // ZeRO's sharded optimizer state is a flat buffer padded to a multiple of d (Megatron's
+        // distributed optimizer, megatron/core/distributed/param_and_grad_buffer.py; DeepSpeed
+        // ZeRO's partitions): each replica updates at most ⌈n/d⌉ rows.
+        if (padded) {
+          note(
+              fmt::format("{}: {} {} do not divide over mesh axis '{}' ({}): the optimizer "
+                          "state is padded, each replica updates at most {}",
+                          op.stage, found->size, found->name, mesh.name, mesh.size,
+                          (found->size + mesh.size - 1) / mesh.size));
+          take(index, mesh);
+          continue;
+        }
         if (found->name == "kv_heads" || found->name == "group" || found->name == "seq") {
           note(fmt::format("{}: {} {} do not divide over mesh axis '{}' ({}): replicated", op.stage,
                            found->size, found->name, mesh.name, mesh.size));
@@ -167,7 +182,7 @@ Layout Sharder::layout(const Tensor& tensor, const Op& op, bool attention) const
   const std::optional<std::string> data_axis = plan_.data_axis();
   if (op.pass == Pass::optimizer && plan_.zero_stage > 0 && data_axis) {
     // ZeRO: each data replica keeps and updates 1/d of every weight's optimizer state.
-    assign({{"embed", *data_axis}});
+    assign({{"embed", *data_axis}}, true);
   }
   if (tensor.role == TensorRole::weight) {
     assign(plan_.weight_rules);
