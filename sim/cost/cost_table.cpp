@@ -274,7 +274,7 @@ CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& or
     const Op& op = graph.op(order[static_cast<std::size_t>(row)]);
     plan.ops.push_back(plan_op_cost(op, roofs));
     plan.device_rows(row) = op.kind != OpKind::collective;
-    // A matmul's tile quantization and an attention pass's length share are put in by
+    // A matmul's tile quantization and an attention pass's length and head-dim shares are put in by
     // quantize_row when the row is costed (its shape may change with the batch first).
     plan.inverse_path_efficiency(row) = 1.0 / compute_efficiency(op, plan.ops.back().path, roofs);
     plan.launch_overhead(row) =
@@ -394,13 +394,14 @@ void for_rows(const CostPlan& plan, const CostTable& table, const std::vector<st
 }
 
 // A matmul row's 1 / (its path's efficiency × how its tiles fill the units) at its current
-// shape, an attention row's 1 / (its pass's efficiency × its length share): what
+// shape, an attention row's 1 / (its pass's efficiency × its length and head-dim shares): what
 // expected_device_rows divides its T_math by.
 void quantize_row(const Op& op, CostPlan& plan, std::size_t row, const Roofs& roofs) {
-  if (op.kind == OpKind::attention && roofs.attention_efficiency.length_overhead > 0.0) {
+  if (op.kind == OpKind::attention && (roofs.attention_efficiency.length_overhead > 0.0 ||
+                                       roofs.attention_efficiency.head_dim_overhead > 0.0)) {
     plan.inverse_path_efficiency(static_cast<Eigen::Index>(row)) =
         1.0 /
-        (compute_efficiency(op, plan.ops[row].path, roofs) * attention_length_share(op, roofs));
+        (compute_efficiency(op, plan.ops[row].path, roofs) * attention_shape_share(op, roofs));
     return;
   }
   if (op.kind != OpKind::matmul || roofs.gemm_quantization.tiles.empty()) {

@@ -48,8 +48,21 @@ double attention_length_share(const Op& op, const Roofs& roofs) {
   return keys > 0.0 ? keys / (keys + overhead) : 1.0;
 }
 
+double attention_head_dim_share(const Op& op, const Roofs& roofs) {
+  const double overhead = roofs.attention_efficiency.head_dim_overhead;
+  if (op.kind != OpKind::attention || !(overhead > 0.0) || op.attention.head_dim <= 0) {
+    return 1.0;
+  }
+  const auto dims = static_cast<double>(op.attention.head_dim);
+  return (dims / (dims + overhead)) / (128.0 / (128.0 + overhead));
+}
+
+double attention_shape_share(const Op& op, const Roofs& roofs) {
+  return attention_length_share(op, roofs) * attention_head_dim_share(op, roofs);
+}
+
 double op_shape_share(const Op& op, const Roofs& roofs) {
-  return op.kind == OpKind::attention ? attention_length_share(op, roofs)
+  return op.kind == OpKind::attention ? attention_shape_share(op, roofs)
                                       : op_quantization(op, roofs.gemm_quantization);
 }
 

@@ -36,8 +36,17 @@ double compute_efficiency(const Op& op, const ComputePath* path, const Roofs& ro
 /// 1 for any other op, or without a length overhead.
 double attention_length_share(const Op& op, const Roofs& roofs);
 
+/// The share of a fused attention pass's fraction its head dim d leaves after each score's work
+/// beside the matmuls: [d / (d + head_dim_overhead)] / [128 / (128 + head_dim_overhead)] (the
+/// fractions are given at head dim 128; above 128 the share exceeds 1). 1 for any other op, or
+/// without a head-dim overhead.
+double attention_head_dim_share(const Op& op, const Roofs& roofs);
+
+/// Both shares of an attention pass: its length's and its head dim's.
+double attention_shape_share(const Op& op, const Roofs& roofs);
+
 /// What multiplies a device op's compute fraction for its shape: a matmul's tile quantization
-/// (gemm_quantization.hpp), an attention pass's length share; 1 otherwise.
+/// (gemm_quantization.hpp), an attention pass's length and head-dim shares; 1 otherwise.
 double op_shape_share(const Op& op, const Roofs& roofs);
 
 /// The same for a device op from its cost (`rsim matmul`).

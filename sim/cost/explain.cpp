@@ -81,7 +81,8 @@ std::string expected_line(const Op& op, const OpCost& cost, const Roofs& roofs) 
       "T_math / ({:.3g}{})", compute_efficiency(op, path, roofs),
       share < 1.0
           ? fmt::format(" × {} {:.3g} %",
-                        op.kind == OpKind::attention ? "length share" : "tiles fill", 100.0 * share)
+                        op.kind == OpKind::attention ? "length and head-dim share" : "tiles fill",
+                        100.0 * share)
           : ""));
   for (std::size_t index = 0; index < cost.tiers.size() && index < roofs.memory.size(); ++index) {
     if (roofs.memory[index].bandwidth) {

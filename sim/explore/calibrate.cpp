@@ -130,7 +130,7 @@ DeviceTerm device_term(const Op& op, double count, double t_math,
             : "compute." + path->name;
     // The fitted fraction is the path's at full tiles (an attention pass's at unbounded length):
     // a matmul's T_math is first divided by the share its tiles fill (gemm_quantization.hpp), an
-    // attention pass's by its length share (expected.hpp).
+    // attention pass's by its length and head-dim shares (expected.hpp).
     term.roofs.emplace_back(parameters.index(key, true, compute_efficiency(op, path, roofs)),
                             t_math / op_shape_share(op, roofs));
   }

@@ -120,7 +120,7 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
     parse_fractions(*compute, spec.compute, "compute path");
   }
   if (const ConfigNode* attention = node.find("attention")) {
-    attention->allow_only({"forward", "backward", "length_overhead"});
+    attention->allow_only({"forward", "backward", "length_overhead", "head_dim_overhead"});
     const auto pass = [](const ConfigNode* entry, std::optional<double>& fraction) {
       if (entry != nullptr) {
         entry->allow_only({"fraction", "source", "derived"});
@@ -141,6 +141,19 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
                         value));
       }
       spec.attention_efficiency.length_overhead = value;
+      parse_provenance(*overhead);
+    }
+    if (const ConfigNode* overhead = attention->find("head_dim_overhead")) {
+      overhead->allow_only({"dims", "source", "derived"});
+      const ConfigNode& dims = overhead->at("dims");
+      const double value = dims.as_number();
+      if (!(value >= 0.0 && value <= 1e4)) {
+        dims.fail(fmt::format(
+            "dims: the head dimensions' worth of each score's work beside the matmuls, from 0 to "
+            "10,000, got {}",
+            value));
+      }
+      spec.attention_efficiency.head_dim_overhead = value;
       parse_provenance(*overhead);
     }
   }

@@ -116,6 +116,11 @@ struct AttentionEfficiency {
   /// would cover meanwhile: a pass whose queries see L keys on average runs at L / (L + this)
   /// of its fraction (`efficiency.attention.length_overhead.tokens`; 0: none).
   double length_overhead = 0.0;
+  /// The per-score work beside the two matmuls (softmax's exponentials on the special-function
+  /// units, FlashAttention-3 §3.1) as head dimensions of matmul work: a pass of head dim d runs
+  /// at [d / (d + this)] / [128 / (128 + this)] of its fraction, which is given at head dim 128
+  /// (`efficiency.attention.head_dim_overhead.dims`; 0: none).
+  double head_dim_overhead = 0.0;
 };
 
 /// One output tile a GEMM kernel gives each compute unit (a CTA's M × N on an SM).

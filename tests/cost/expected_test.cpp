@@ -166,6 +166,37 @@ TEST_CASE("an attention pass's length share at its edges", "[expected]") {
              Catch::Contains("tokens: the keys' worth of a query tile's fixed work"));
 }
 
+TEST_CASE("an attention pass's head-dim share at its edges", "[expected]") {
+  // [d / (d + 51.2)] / [128 / (128 + 51.2)] (hardware/h100_sxm.yaml's 51.2, from FlashAttention-3's
+  // 648 and 756 TFLOP/s at head dims 128 and 256): 1 at the fractions' own head dim 128.
+  const rsim::Roofs roofs = rsim::test::preset_roofs("h100_sxm");
+  rsim::Op attention;
+  attention.kind = rsim::OpKind::attention;
+  attention.attention.head_dim = 128;
+  CHECK(rsim::attention_head_dim_share(attention, roofs) == Approx(1.0));
+  // d = 256: (256 / 307.2) / (128 / 179.2) = 0.83333 / 0.71429 = 1.16667 = 756 / 648.
+  attention.attention.head_dim = 256;
+  CHECK(rsim::attention_head_dim_share(attention, roofs) == Approx(756.0 / 648.0).epsilon(1e-4));
+  // d = 64: (64 / 115.2) / (128 / 179.2) = 0.55556 / 0.71429 = 0.77778.
+  attention.attention.head_dim = 64;
+  CHECK(rsim::attention_head_dim_share(attention, roofs) == Approx(0.77778).epsilon(1e-4));
+  // Both shares multiply: 16,384 bidirectional keys at d = 64: 0.98202 × 0.77778.
+  attention.attention.mask = rsim::AttentionMask::bidirectional;
+  attention.attention.query_tokens = 16384;
+  CHECK(rsim::op_shape_share(attention, roofs) ==
+        Approx(16384.0 / 16684.0 * 0.77778).epsilon(1e-4));
+  // No overhead on the hardware (the A100 preset), or not an attention op: 1.
+  rsim::Roofs none = roofs;
+  none.attention_efficiency.head_dim_overhead = 0.0;
+  CHECK(rsim::attention_head_dim_share(attention, none) == 1.0);
+  rsim::Op matmul;
+  matmul.kind = rsim::OpKind::matmul;
+  matmul.attention.head_dim = 64;
+  CHECK(rsim::attention_head_dim_share(matmul, roofs) == 1.0);
+  CHECK_THAT(h100_error_of("efficiency.attention.head_dim_overhead.dims", "-1"),
+             Catch::Contains("dims: the head dimensions' worth of each score's work"));
+}
+
 TEST_CASE("FP8 matmuls with BF16 attention: each op on its own path", "[expected][precision]") {
   // Llama 3 8B training on H100s, precision fp8 against {policy: fp8, attention: bf16}: the
   // same ops, each attention pass's T_math at the bf16 peak instead of the fp8 one (× 1978.9 /
