@@ -241,6 +241,9 @@ double optimizer_state_bytes_per_parameter(Optimizer optimizer, DType weights) {
 }
 
 DType gradient_dtype(const Precision& precision) {
+  if (precision.gradients) {
+    return *precision.gradients;
+  }
   return bytes_per_element(precision.activations) >= 2.0 ? precision.activations : DType::bf16;
 }
 

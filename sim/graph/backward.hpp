@@ -12,8 +12,8 @@ namespace rsim {
 /// precision, Micikevicius et al. 2018; ZeRO's K = 12 for Adam: Rajbhandari et al. 2020, §3.1).
 double optimizer_state_bytes_per_parameter(Optimizer optimizer, DType weights);
 
-/// The dtype gradients are kept and reduced in: the activations' dtype when it is 16 bits or
-/// wider, else bf16 (FP8 training keeps bf16 gradients).
+/// The dtype gradients are kept and reduced in: `precision.gradients` where given, else the
+/// activations' dtype when it is 16 bits or wider, else bf16 (FP8 training keeps bf16 gradients).
 DType gradient_dtype(const Precision& precision);
 
 /// Appends a training step's passes to a forward graph (built with the microbatch as batch and

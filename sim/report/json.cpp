@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/report/json.hpp"
 
+#include "sim/graph/backward.hpp"
 #include "sim/report/json_records.hpp"
 #include "sim/spec/workload.hpp"
 
@@ -164,6 +165,7 @@ Json precision_json(const Precision& precision) {
       {"attention", precision.attention_path()},
       {"lm_head", std::string(to_string(precision.lm_head_weights()))},
       {"lm_head_compute", precision.lm_head_path()},
+      {"gradients", std::string(to_string(gradient_dtype(precision)))},
       {"fallback_from",
        precision.requested_compute.empty() ? Json(nullptr) : Json(precision.requested_compute)}};
 }

@@ -71,7 +71,8 @@ std::optional<Precision> precision_preset(std::string_view name) {
                        "",
                        "",
                        std::nullopt,
-                       ""};
+                       "",
+                       std::nullopt};
     }
   }
   return std::nullopt;
@@ -85,7 +86,7 @@ Precision parse_precision(const ConfigNode& node, const HardwareSpec& hardware) 
     precision = preset_or_fail(node);
   } else {
     node.allow_only({"policy", "weights", "activations", "outputs", "kv_cache", "compute",
-                     "fallback", "attention", "lm_head"});
+                     "fallback", "attention", "lm_head", "gradients"});
     if (const ConfigNode* policy = node.find("policy")) {
       precision = preset_or_fail(*policy);
       compute_node = policy;
@@ -116,6 +117,10 @@ Precision parse_precision(const ConfigNode& node, const HardwareSpec& hardware) 
     }
     if (const ConfigNode* attention = node.find("attention")) {
       precision.attention = attention->as_string();  // checked against the paths below
+      customised = true;
+    }
+    if (const ConfigNode* gradients = node.find("gradients")) {
+      precision.gradients = parse_dtype_node(*gradients);
       customised = true;
     }
     if (const ConfigNode* lm_head = node.find("lm_head")) {
@@ -184,6 +189,9 @@ std::string describe(const Precision& precision) {
   }
   if (precision.lm_head) {
     text += fmt::format(", lm_head {}", to_string(*precision.lm_head));
+  }
+  if (precision.gradients) {
+    text += fmt::format(", gradients {}", to_string(*precision.gradients));
   }
   return text;
 }

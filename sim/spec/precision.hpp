@@ -32,6 +32,11 @@ struct Precision {
   std::optional<DType> lm_head;
   /// The compute path the LM head runs on where `lm_head` has one of its own, else "".
   std::string lm_head_compute;
+  /// Training: the weight gradients' dtype where it is not the default (the activations' if
+  /// 16 bits or wider, else bf16): Megatron-LM accumulates and reduces BF16 runs' gradients in
+  /// FP32 (`--accumulate-allreduce-grads-in-fp32`, forced for --bf16 unless
+  /// --grad-reduce-in-bf16).
+  std::optional<DType> gradients;
 
   [[nodiscard]] const std::string& attention_path() const {
     return attention.empty() ? compute : attention;

@@ -323,6 +323,29 @@ TEST_CASE("DCN threshold across slices: tokens per slice against C/W_dcn",
   CHECK(dcn->critical_tokens_per_shard > 0.85 * 0.5 * 1.97e14 / 3.125e9);
 }
 
+TEST_CASE("FP32 gradients double the gradients' memory and their reduction",
+          "[training][memory][precision]") {
+  // Megatron-LM accumulates and all-reduces a BF16 run's gradients in FP32
+  // (megatron/training/arguments.py: "bfloat16 requires gradient accumulation and all-reduce to
+  // be done in fp32"): 4 B per gradient instead of 2, in memory and on the data axis.
+  const rsim::RunResult bf16 = train_8b({});
+  const rsim::RunResult fp32 = train_8b({{"precision", "{policy: bf16, gradients: fp32}"}});
+  CHECK(fp32.footprint.gradients.si() == Approx(2.0 * bf16.footprint.gradients.si()));
+  CHECK(fp32.footprint.weights.si() == Approx(bf16.footprint.weights.si()));
+  const auto reduction = [](const rsim::RunResult& run) {
+    for (const auto vertex : run.table.order) {
+      const Op& op = run.graph.op(vertex);
+      if (op.name == "down_proj.wgrad.all_reduce") {
+        return op.collective.bytes.si();
+      }
+    }
+    return 0.0;
+  };
+  // down_proj's gradient per replica: F · D / 4 (TP) · 4 B = 14336 · 4096 / 4 · 4.
+  CHECK(reduction(fp32) == Approx(kF * kD / 4 * 4));
+  CHECK(reduction(bf16) == Approx(kF * kD / 4 * 2));
+}
+
 TEST_CASE("ZeRO-1/2 split the optimizer state and gradients over the data axis",
           "[training][memory][plan]") {
   // The node as TP 4 × DP 2. ZeRO-1: each replica keeps 1/2 of the Adam state; ZeRO-2 also

@@ -97,6 +97,18 @@ TEST_CASE("the LM head may keep its own dtype and compute path", "[precision]") 
                     Catch::Contains("'precision.lm_head': expected a dtype"));
 }
 
+TEST_CASE("gradients may be kept in their own dtype", "[precision]") {
+  // Megatron-LM forces FP32 gradient accumulation and reduction for --bf16.
+  const auto megatron = parse("precision: {policy: bf16, gradients: fp32}\n", "h100_sxm");
+  REQUIRE(megatron.gradients);
+  CHECK(*megatron.gradients == DType::fp32);
+  CHECK(megatron.weights == DType::bf16);
+  CHECK_THAT(rsim::describe(megatron), Catch::Contains("gradients fp32"));
+  CHECK_FALSE(parse("precision: bf16\n", "h100_sxm").gradients);
+  CHECK_THROWS_WITH(parse("precision: {policy: bf16, gradients: fp31}\n", "h100_sxm"),
+                    Catch::Contains("'precision.gradients': expected a dtype"));
+}
+
 TEST_CASE("unknown policies and dtypes are errors listing the choices", "[precision]") {
   CHECK_THROWS_WITH(parse("precision: int3\n", "tpu_v5e"),
                     "p.yaml:1:12: error: 'precision': no precision policy 'int3' (policies: bf16, "
