@@ -109,9 +109,47 @@ class TrainingBuilder {
     }
   }
 
+  // Whether a matmul runs on a 1-byte path (fp8, int8) from wider activations: Hopper's FP8
+  // GEMMs take only the TN layout (cuBLASLt, cublasLtMatmul FP8 requirements), so training casts
+  // each operand to FP8 and materializes its transpose for the other GEMM that reads it
+  // (Transformer Engine's cast_transpose: X for dW = Xᵀ·dY, dY for dX = dY·Wᵀ and dW).
+  [[nodiscard]] bool casts_operands(const Op& op) const {
+    const std::optional<DType> path = compute_path_dtype(op.compute_path);
+    return path && bytes_per_element(*path) <= 1.0 &&
+           bytes_per_element(scenario_.precision.activations) > 1.0;
+  }
+
+  // One cast_transpose of `operand` (read once, written as FP8 and as its FP8 transpose) in
+  // `pass`, with the matmul's count, stage and block.
+  void add_cast(const Op& op, const Tensor& operand, Pass pass, const std::string& suffix) {
+    Op cast;
+    cast.name = op.name + suffix;
+    cast.stage = op.stage;
+    cast.block = op.block;
+    cast.count = op.count;
+    cast.kind = OpKind::elementwise;
+    cast.elementwise = ElementwiseKind::quantize;
+    cast.flops_per_element = 2.0;  // a scale and a conversion per element (+ the amax)
+    cast.fused = scenario_.fusion.is_fused(ElementwiseKind::quantize);
+    cast.compute_path = scenario_.hardware.vector_path;
+    cast.inputs = {operand};
+    Tensor fp8 = operand;
+    fp8.name = operand.name + ".fp8";
+    fp8.dtype = DType::fp8;
+    fp8.role = TensorRole::activation;
+    Tensor transposed = fp8;
+    transposed.name = operand.name + ".fp8_t";
+    cast.outputs = {fp8, transposed};
+    chain(std::move(cast), pass);
+  }
+
   // dX = dY·Wᵀ (unless X is the model's input) and dW = Xᵀ·dY; returns the dW vertex.
   std::optional<OpGraph::Vertex> add_matmul_backward(const Op& op, bool has_producer) {
     const Tensor output_gradient = gradient_of(op.outputs.front(), scenario_.precision.activations);
+    if (casts_operands(op) && op.inputs[1].role == TensorRole::weight) {
+      add_cast(op, op.inputs[0], Pass::forward, ".quantize");
+      add_cast(op, output_gradient, Pass::backward, ".dgrad_quantize");
+    }
     const OpGraph::Vertex upstream = last_;
     std::optional<OpGraph::Vertex> wgrad;
     if (op.inputs[1].role == TensorRole::weight) {

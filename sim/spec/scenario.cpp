@@ -25,6 +25,7 @@ constexpr std::array kElementwiseKinds{
     Named<ElementwiseKind>{ElementwiseKind::softmax, "softmax"},
     Named<ElementwiseKind>{ElementwiseKind::routing, "routing"},
     Named<ElementwiseKind>{ElementwiseKind::optimizer, "optimizer"},
+    Named<ElementwiseKind>{ElementwiseKind::quantize, "quantize"},
 };
 
 // A preset reference: resolution failures point at the key that named the preset.

@@ -29,7 +29,8 @@ enum class ElementwiseKind {
   embedding,
   softmax,
   routing,
-  optimizer
+  optimizer,
+  quantize  ///< an FP8 / INT8 GEMM operand cast from the wider activations (training)
 };
 std::string_view to_string(ElementwiseKind kind);
 

@@ -323,6 +323,42 @@ TEST_CASE("DCN threshold across slices: tokens per slice against C/W_dcn",
   CHECK(dcn->critical_tokens_per_shard > 0.85 * 0.5 * 1.97e14 / 3.125e9);
 }
 
+TEST_CASE("FP8 training casts each GEMM operand and its transpose", "[training][precision]") {
+  // Transformer Engine's FP8 recipe: activations stay BF16 between modules; each GEMM casts X in
+  // the forward pass and dY in the backward pass to FP8 and writes the FP8 transpose the other
+  // GEMM reads (Hopper's FP8 GEMMs are TN only): read 2 B, write 1 + 1 B per element.
+  const auto te = train_8b({{"precision", "{policy: fp8, activations: bf16, outputs: bf16}"}});
+  const auto bytes_of = [](const rsim::RunResult& run, const std::string& name) {
+    for (const auto vertex : run.table.order) {
+      const Op& op = run.graph.op(vertex);
+      if (op.name == name) {
+        double total = 0.0;
+        for (const auto& tensor : op.inputs) {
+          total += tensor.bytes().si();
+        }
+        for (const auto& tensor : op.outputs) {
+          total += tensor.bytes().si();
+        }
+        return std::make_pair(op.pass, total);
+      }
+    }
+    return std::make_pair(rsim::Pass::optimizer, -1.0);
+  };
+  // down_proj's X is the MLP activation: tokens × F/4 (TP 4) per device, 2 + 1 + 1 B each;
+  // its dY is tokens × D (down_proj's output, replicated over TP before its all-reduce's
+  // gradient), 2 + 1 + 1 B each. Tokens per microbatch and device: 262,144 / 8 / 2 = 16,384.
+  const double tokens = 262144.0 / 8.0 / 2.0;
+  const auto [x_pass, x_bytes] = bytes_of(te, "down_proj.quantize");
+  const auto [dy_pass, dy_bytes] = bytes_of(te, "down_proj.dgrad_quantize");
+  CHECK(x_pass == rsim::Pass::forward);
+  CHECK(dy_pass == rsim::Pass::backward);
+  CHECK(x_bytes == Approx(tokens * kF / 4.0 * 4.0));
+  CHECK(dy_bytes == Approx(tokens * kD * 4.0));
+  // Nothing to cast where the activations are already FP8 or the GEMMs run in BF16.
+  CHECK(bytes_of(train_8b({{"precision", "fp8"}}), "down_proj.quantize").second < 0.0);
+  CHECK(bytes_of(train_8b({}), "down_proj.quantize").second < 0.0);
+}
+
 TEST_CASE("FP32 gradients double the gradients' memory and their reduction",
           "[training][memory][precision]") {
   // Megatron-LM accumulates and all-reduces a BF16 run's gradients in FP32
