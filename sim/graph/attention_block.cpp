@@ -63,6 +63,16 @@ void StageBuilder::add_unfused_attention(const std::string& prefix, bool windowe
   add(elementwise(prefix + "softmax", ElementwiseKind::softmax, kSoftmaxFlops,
                   {activation("scores", score_axes)}, activation("probabilities", score_axes)),
       previous());
+  if (scenario_.workload.phase == Phase::train && spec_.attention_dropout > 0.0) {
+    // torch's dropout after Megatron's fused scale-mask-softmax: reads P, writes the dropped P
+    // and the mask the backward pass reads (1 B per element); a random draw, a compare and a
+    // scale per element.
+    Op dropout = elementwise(prefix + "attention_dropout", ElementwiseKind::dropout, 3.0,
+                             {activation("probabilities", score_axes)},
+                             activation("probabilities", score_axes));
+    dropout.outputs.push_back({"dropout_mask", score_axes, DType::int8, TensorRole::activation});
+    add(std::move(dropout), previous());
+  }
   add(matmul(prefix + "attention_values", "attention_scores",
              activation("probabilities", score_axes),
              {"v", {batch(), kv_seq, kv_heads, head_dim}, key_dtype, key_role},

@@ -139,6 +139,17 @@ TransformerSpec parse_hf_config(const std::string& text, const std::string& file
   spec.qkv_bias = architecture.qkv_bias || spec.attention_bias;
   spec.qk_norm = architecture.qk_norm;
   spec.mlp_bias = config.boolean("mlp_bias", architecture.mlp_bias);
+  // Llama, Qwen, Mistral: attention_dropout; GPT-2 and GPT-J: attn_pdrop.
+  for (const std::string_view key : {"attention_dropout", "attn_pdrop"}) {
+    if (const auto* value = config.find(key); value != nullptr && value->is_number()) {
+      spec.attention_dropout = value->get<double>();
+      if (!(spec.attention_dropout >= 0.0 && spec.attention_dropout < 1.0)) {
+        config.fail(key,
+                    fmt::format("a dropout probability in [0, 1), got {}", spec.attention_dropout));
+      }
+      break;
+    }
+  }
   spec.position = architecture.position;
   // The position table only counts (and only is a parameter) for learned positions.
   if (spec.position == PositionEmbedding::learned) {

@@ -246,6 +246,7 @@ TransformerSpec parse_transformer(const ConfigNode& document) {
                        "attention_sinks",
                        "parallel_residual",
                        "lm_head_bias",
+                       "attention_dropout",
                        "q_lora_rank",
                        "kv_lora_rank",
                        "qk_nope_head_dim",
@@ -305,6 +306,12 @@ TransformerSpec parse_transformer(const ConfigNode& document) {
                                   std::pair{"lm_head_bias", &spec.lm_head_bias}}) {
     if (const ConfigNode* node = document.find(key)) {
       *flag = node->as_bool();
+    }
+  }
+  if (const ConfigNode* dropout = document.find("attention_dropout")) {
+    spec.attention_dropout = dropout->as_number();
+    if (!(spec.attention_dropout >= 0.0 && spec.attention_dropout < 1.0)) {
+      dropout->fail(fmt::format("a dropout probability in [0, 1), got {}", spec.attention_dropout));
     }
   }
   parse_windows(document, spec);

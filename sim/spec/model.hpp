@@ -95,6 +95,10 @@ struct TransformerSpec {
   /// per block (GPT-J's ln_1).
   bool parallel_residual = false;
   bool lm_head_bias = false;  ///< a bias on the vocabulary projection (GPT-J)
+  /// Dropout probability on the attention probabilities in training (Megatron-LM's
+  /// --attention-dropout, default 0.1; Hugging Face attention_dropout): an unfused attention
+  /// writes the dropped probabilities and a 1-byte mask (a fused one draws it on chip).
+  double attention_dropout = 0.0;
   std::optional<LatentAttention> latent_attention;
   std::optional<VisionInput> vision;
   /// Mixture of experts (Mixtral): E expert MLPs per block and a router [hidden_size, E]; each

@@ -65,6 +65,9 @@ std::string model_yaml(const TransformerSpec& spec) {
   if (spec.lm_head_bias) {
     fmt::format_to(out, "lm_head_bias: true\n");
   }
+  if (spec.attention_dropout > 0.0) {
+    fmt::format_to(out, "attention_dropout: {}\n", spec.attention_dropout);
+  }
   if (const auto& latent = spec.latent_attention) {
     fmt::format_to(out,
                    "q_lora_rank: {}\nkv_lora_rank: {}\nqk_nope_head_dim: {}\nqk_rope_head_dim: "

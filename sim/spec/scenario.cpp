@@ -26,6 +26,7 @@ constexpr std::array kElementwiseKinds{
     Named<ElementwiseKind>{ElementwiseKind::routing, "routing"},
     Named<ElementwiseKind>{ElementwiseKind::optimizer, "optimizer"},
     Named<ElementwiseKind>{ElementwiseKind::quantize, "quantize"},
+    Named<ElementwiseKind>{ElementwiseKind::dropout, "dropout"},
 };
 
 // A preset reference: resolution failures point at the key that named the preset.

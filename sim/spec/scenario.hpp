@@ -30,7 +30,8 @@ enum class ElementwiseKind {
   softmax,
   routing,
   optimizer,
-  quantize  ///< an FP8 / INT8 GEMM operand cast from the wider activations (training)
+  quantize,  ///< an FP8 / INT8 GEMM operand cast from the wider activations (training)
+  dropout    ///< training's dropout on unfused attention probabilities, with its 1-byte mask
 };
 std::string_view to_string(ElementwiseKind kind);
 

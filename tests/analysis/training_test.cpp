@@ -323,6 +323,42 @@ TEST_CASE("DCN threshold across slices: tokens per slice against C/W_dcn",
   CHECK(dcn->critical_tokens_per_shard > 0.85 * 0.5 * 1.97e14 / 3.125e9);
 }
 
+TEST_CASE("attention dropout writes the dropped probabilities and a mask", "[training]") {
+  // Megatron GPT 1.7B on A100s (validation/scenarios/megatron_a100_gpt_1_7b.yaml): unfused
+  // attention, attention dropout 0.1. Per device a microbatch of 16 sequences, 24 heads,
+  // 2048 × 2048 scores: 16 · 24 · 2048² = 1,610,612,736 probabilities, read (2 B fp16) and
+  // written with a 1-byte mask: 5 B each.
+  const auto load = [](std::vector<std::pair<std::string, std::string>> sets) {
+    rsim::Scenario scenario = rsim::load_scenario(
+        rsim::test::source_path("validation/scenarios/megatron_a100_gpt_1_7b.yaml"),
+        {std::move(sets), ""});
+    rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
+    return rsim::analyze(std::move(scenario), std::move(roofs));
+  };
+  const auto bytes_of = [](const rsim::RunResult& run, const std::string& name) {
+    for (const auto vertex : run.table.order) {
+      const Op& op = run.graph.op(vertex);
+      if (op.name == name) {
+        double total = 0.0;
+        for (const auto& tensor : op.inputs) {
+          total += tensor.bytes().si();
+        }
+        for (const auto& tensor : op.outputs) {
+          total += tensor.bytes().si();
+        }
+        return total;
+      }
+    }
+    return -1.0;
+  };
+  const double scores = 16.0 * 24.0 * 2048.0 * 2048.0;
+  const auto unfused = load({});
+  CHECK(bytes_of(unfused, "attention_dropout") == Approx(scores * 5.0));
+  CHECK(bytes_of(unfused, "attention_dropout.recompute") == Approx(scores * 5.0));  // full
+  // A fused attention draws the mask on chip: no op of its own.
+  CHECK(bytes_of(load({{"fusion.attention", "fused"}}), "attention_dropout") < 0.0);
+}
+
 TEST_CASE("FP8 training casts each GEMM operand and its transpose", "[training][precision]") {
   // Transformer Engine's FP8 recipe: activations stay BF16 between modules; each GEMM casts X in
   // the forward pass and dY in the backward pass to FP8 and writes the FP8 transpose the other

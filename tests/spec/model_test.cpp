@@ -2,6 +2,7 @@
 #include "sim/spec/model.hpp"
 
 #include "sim/spec/config.hpp"
+#include "sim/spec/hf_config.hpp"
 #include "sim/spec/model_files.hpp"
 #include "sim/spec/presets.hpp"
 #include "test_paths.hpp"
@@ -100,6 +101,25 @@ TEST_CASE("heads not divisible by KV heads is an error at the key", "[model]") {
   CHECK_THROWS_WITH(rsim::parse_transformer(document),
                     "bad.yaml:7:22: error: 'num_key_value_heads': num_attention_heads 8 is not "
                     "divisible by num_key_value_heads 3");
+}
+
+TEST_CASE("attention dropout is a probability, imported from Hugging Face", "[model]") {
+  const std::string base =
+      "name: d\nsource: test\narchitecture: decoder\nhidden_size: 64\nnum_hidden_layers: 2\n"
+      "num_attention_heads: 8\nnum_key_value_heads: 8\nhead_dim: 8\nintermediate_size: 128\n"
+      "hidden_act: gelu\ngated_mlp: false\nnorm: layernorm\nvocab_size: 10\n"
+      "tie_word_embeddings: false\nattention_bias: false\nmlp_bias: false\n"
+      "position_embedding: rope\n";
+  CHECK(rsim::parse_transformer(rsim::parse_config(base, "d.yaml")).attention_dropout == 0.0);
+  CHECK(rsim::parse_transformer(rsim::parse_config(base + "attention_dropout: 0.1\n", "d.yaml"))
+            .attention_dropout == 0.1);
+  // Line 18 after the 17 of `base`; the value starts at column 20 ("attention_dropout: ").
+  CHECK_THROWS_WITH(
+      rsim::parse_transformer(rsim::parse_config(base + "attention_dropout: 1.5\n", "d.yaml")),
+      Catch::Contains("d.yaml:18:20: error: 'attention_dropout': a dropout probability in [0, 1)"));
+  // GPT-2's config.json: "attn_pdrop": 0.1.
+  CHECK(rsim::import_hf_config(source_path("tests/data/hf/gpt2/config.json")).attention_dropout ==
+        0.1);
 }
 
 TEST_CASE("a model whose parameters overflow 2^63 is refused at its file", "[model]") {
