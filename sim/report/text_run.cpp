@@ -418,12 +418,15 @@ void write_references(std::ostream& out, const RunResult& result) {
   }
   write_wrapped(out,
                 "Against measurements (roofline lower bound / measured = the fraction of the "
-                "roof the measured run reached; the sources below the table)");
+                "roof the measured run reached; expected / measured: how close the expected time "
+                "came; the sources below the table)");
   TextTable table({{"scope", Align::left},
                    {"measured"},
                    {"lower"},
-                   {"upper"},
-                   {"lower / measured"},
+                   {"expected"},
+                   {"upper", Align::right, 2},
+                   {"lower / measured", Align::right, 3},
+                   {"expected / measured", Align::right, 1},
                    {"source", Align::left}});
   std::size_t number = 0;
   for (const Reference& reference : result.scenario.references) {
@@ -434,8 +437,9 @@ void write_references(std::ostream& out, const RunResult& result) {
       }
     }
     table.add_row({reference.stage.empty() ? "total" : reference.stage, seconds(reference.time),
-                   seconds(totals->t_lower), seconds(totals->t_upper),
-                   percent(totals->t_lower / reference.time), fmt::format("[{}]", ++number)});
+                   seconds(totals->t_lower), seconds(totals->t_expected), seconds(totals->t_upper),
+                   percent(totals->t_lower / reference.time),
+                   percent(totals->t_expected / reference.time), fmt::format("[{}]", ++number)});
   }
   table.print(out, "  ");
   number = 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "run_fixture.hpp"
 #include "sim/report/csv.hpp"
+#include "sim/report/format.hpp"
 #include "sim/report/json.hpp"
 #include "sim/report/table.hpp"
 #include "sim/report/text.hpp"
@@ -68,9 +69,15 @@ TEST_CASE("run text: stages, totals and the measured reference side by side", "[
   std::ostringstream out;
   rsim::write_run_text(out, result);
   const std::string text = out.str();
-  for (const char* expected :
-       {"vision", "prefix", "action", "63 ms", "ridge 1894 FLOP/B", "lower / measured", "total"}) {
+  for (const char* expected : {"vision", "prefix", "action", "63 ms", "ridge 1894 FLOP/B",
+                               "lower / measured", "expected / measured", "total"}) {
     CHECK_THAT(text, Catch::Contains(expected));
+  }
+  // The reference row carries the prefix's expected time beside its bounds, as JSON does.
+  for (const auto& stage : result.bounds.stages) {
+    if (stage.stage == "prefix") {
+      CHECK_THAT(text, Catch::Contains(rsim::seconds(stage.totals.t_expected)));
+    }
   }
 }
 
