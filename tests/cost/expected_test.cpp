@@ -193,6 +193,12 @@ TEST_CASE("an attention pass's head-dim share at its edges", "[expected]") {
   matmul.kind = rsim::OpKind::matmul;
   matmul.attention.head_dim = 64;
   CHECK(rsim::attention_head_dim_share(matmul, roofs) == 1.0);
+  // The A100 (FlashAttention-2's bars: 260 tokens, 19 dims): d = 64 at 512 bidirectional keys,
+  // (64 / 83) / (128 / 147) × 512 / 772 = 0.88554 × 0.66321 = 0.58730.
+  const rsim::Roofs a100 = rsim::test::preset_roofs("a100_sxm_80gb");
+  attention.attention.query_tokens = 512;
+  CHECK(rsim::op_shape_share(attention, a100) ==
+        Approx((64.0 / 83.0) / (128.0 / 147.0) * 512.0 / 772.0));
   CHECK_THAT(h100_error_of("efficiency.attention.head_dim_overhead.dims", "-1"),
              Catch::Contains("dims: the head dimensions' worth of each score's work"));
 }
