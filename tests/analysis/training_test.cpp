@@ -57,6 +57,24 @@ rsim::RunResult train_8b(std::vector<std::pair<std::string, std::string>> sets) 
   return rsim::test::run_scenario("llama3_8b_train_h100", std::move(sets));
 }
 
+// The pass and the bytes (inputs + outputs, per device) of the op named `name`; -1 B without it.
+std::pair<rsim::Pass, double> op_bytes(const rsim::RunResult& run, const std::string& name) {
+  for (const auto vertex : run.table.order) {
+    const Op& op = run.graph.op(vertex);
+    if (op.name == name) {
+      double total = 0.0;
+      for (const auto& tensor : op.inputs) {
+        total += tensor.bytes().si();
+      }
+      for (const auto& tensor : op.outputs) {
+        total += tensor.bytes().si();
+      }
+      return {op.pass, total};
+    }
+  }
+  return {rsim::Pass::optimizer, -1.0};
+}
+
 }  // namespace
 
 TEST_CASE("training matmul FLOPs are 6 · params · tokens, 8 · with full recomputation",
@@ -336,20 +354,7 @@ TEST_CASE("attention dropout writes the dropped probabilities and a mask", "[tra
     return rsim::analyze(std::move(scenario), std::move(roofs));
   };
   const auto bytes_of = [](const rsim::RunResult& run, const std::string& name) {
-    for (const auto vertex : run.table.order) {
-      const Op& op = run.graph.op(vertex);
-      if (op.name == name) {
-        double total = 0.0;
-        for (const auto& tensor : op.inputs) {
-          total += tensor.bytes().si();
-        }
-        for (const auto& tensor : op.outputs) {
-          total += tensor.bytes().si();
-        }
-        return total;
-      }
-    }
-    return -1.0;
+    return op_bytes(run, name).second;
   };
   const double scores = 16.0 * 24.0 * 2048.0 * 2048.0;
   const auto unfused = load({});
@@ -364,22 +369,7 @@ TEST_CASE("FP8 training casts each GEMM operand and its transpose", "[training][
   // the forward pass and dY in the backward pass to FP8 and writes the FP8 transpose the other
   // GEMM reads (Hopper's FP8 GEMMs are TN only): read 2 B, write 1 + 1 B per element.
   const auto te = train_8b({{"precision", "{policy: fp8, activations: bf16, outputs: bf16}"}});
-  const auto bytes_of = [](const rsim::RunResult& run, const std::string& name) {
-    for (const auto vertex : run.table.order) {
-      const Op& op = run.graph.op(vertex);
-      if (op.name == name) {
-        double total = 0.0;
-        for (const auto& tensor : op.inputs) {
-          total += tensor.bytes().si();
-        }
-        for (const auto& tensor : op.outputs) {
-          total += tensor.bytes().si();
-        }
-        return std::make_pair(op.pass, total);
-      }
-    }
-    return std::make_pair(rsim::Pass::optimizer, -1.0);
-  };
+  const auto& bytes_of = op_bytes;
   // down_proj's X is the MLP activation: tokens × F/4 (TP 4) per device, 2 + 1 + 1 B each;
   // its dY is tokens × D (down_proj's output, replicated over TP before its all-reduce's
   // gradient), 2 + 1 + 1 B each. Tokens per microbatch and device: 262,144 / 8 / 2 = 16,384.
