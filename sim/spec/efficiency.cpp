@@ -130,32 +130,28 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
     };
     pass(attention->find("forward"), spec.attention_efficiency.forward);
     pass(attention->find("backward"), spec.attention_efficiency.backward);
-    if (const ConfigNode* overhead = attention->find("length_overhead")) {
-      overhead->allow_only({"tokens", "source", "derived"});
-      const ConfigNode& tokens = overhead->at("tokens");
-      const double value = tokens.as_number();
-      if (!(value >= 0.0 && value <= 1e6)) {
-        tokens.fail(
-            fmt::format("tokens: the keys' worth of a query tile's fixed work, from 0 to "
-                        "1,000,000, got {}",
-                        value));
+    // An overhead `{UNIT: x, source}` in [0, most]: its value, or 0 where absent.
+    const auto overhead = [&](const char* key, const char* unit, double most,
+                              std::string_view most_text, std::string_view meaning) {
+      const ConfigNode* entry = attention->find(key);
+      if (entry == nullptr) {
+        return 0.0;
       }
-      spec.attention_efficiency.length_overhead = value;
-      parse_provenance(*overhead);
-    }
-    if (const ConfigNode* overhead = attention->find("head_dim_overhead")) {
-      overhead->allow_only({"dims", "source", "derived"});
-      const ConfigNode& dims = overhead->at("dims");
-      const double value = dims.as_number();
-      if (!(value >= 0.0 && value <= 1e4)) {
-        dims.fail(fmt::format(
-            "dims: the head dimensions' worth of each score's work beside the matmuls, from 0 to "
-            "10,000, got {}",
-            value));
+      entry->allow_only({unit, "source", "derived"});
+      const ConfigNode& amount = entry->at(unit);
+      const double value = amount.as_number();
+      if (!(value >= 0.0 && value <= most)) {
+        amount.fail(fmt::format("{}: {}, from 0 to {}, got {}", unit, meaning, most_text, value));
       }
-      spec.attention_efficiency.head_dim_overhead = value;
-      parse_provenance(*overhead);
-    }
+      parse_provenance(*entry);
+      return value;
+    };
+    spec.attention_efficiency.length_overhead =
+        overhead("length_overhead", "tokens", 1e6, "1,000,000",
+                 "the keys' worth of a query tile's fixed work");
+    spec.attention_efficiency.head_dim_overhead =
+        overhead("head_dim_overhead", "dims", 1e4, "10,000",
+                 "the head dimensions' worth of each score's work beside the matmuls");
   }
   if (const ConfigNode* memory = node.find("memory")) {
     parse_fractions(*memory, spec.memory, "memory tier");

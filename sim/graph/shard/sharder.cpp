@@ -149,8 +149,6 @@ Layout Sharder::layout(const Tensor& tensor, const Op& op, bool attention) const
           take(index, mesh);
           continue;
         }
-        // KV heads and query groups (MQA/GQA) and short sequences (the last token an LM head
-        // reads) are replicated; other axes must divide.
         // ZeRO's sharded optimizer state is a flat buffer padded to a multiple of d (Megatron's
         // distributed optimizer, megatron/core/distributed/param_and_grad_buffer.py; DeepSpeed
         // ZeRO's partitions): each replica updates at most ⌈n/d⌉ rows.
@@ -163,6 +161,8 @@ Layout Sharder::layout(const Tensor& tensor, const Op& op, bool attention) const
           take(index, mesh);
           continue;
         }
+        // KV heads and query groups (MQA/GQA) and short sequences (the last token an LM head
+        // reads) are replicated; other axes must divide.
         if (found->name == "kv_heads" || found->name == "group" || found->name == "seq") {
           note(fmt::format("{}: {} {} do not divide over mesh axis '{}' ({}): replicated", op.stage,
                            found->size, found->name, mesh.name, mesh.size));
