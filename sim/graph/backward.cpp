@@ -148,6 +148,10 @@ class TrainingBuilder {
     const Tensor output_gradient = gradient_of(op.outputs.front(), scenario_.precision.activations);
     if (casts_operands(op) && op.inputs[1].role == TensorRole::weight) {
       add_cast(op, op.inputs[0], Pass::forward, ".quantize");
+      // Full recomputation runs the layer's forward again, its casts with it.
+      if (op.block == Block::layer && scenario_.workload.training.recompute == Recompute::full) {
+        add_cast(op, op.inputs[0], Pass::recompute, ".recompute_quantize");
+      }
       add_cast(op, output_gradient, Pass::backward, ".dgrad_quantize");
     }
     const OpGraph::Vertex upstream = last_;

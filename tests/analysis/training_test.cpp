@@ -380,6 +380,14 @@ TEST_CASE("FP8 training casts each GEMM operand and its transpose", "[training][
   CHECK(dy_pass == rsim::Pass::backward);
   CHECK(x_bytes == Approx(tokens * kF / 4.0 * 4.0));
   CHECK(dy_bytes == Approx(tokens * kD * 4.0));
+  // Full recomputation casts X again in its pass; without it there is no such op.
+  CHECK(bytes_of(te, "down_proj.recompute_quantize").second < 0.0);
+  const auto recomputed =
+      train_8b({{"precision", "{policy: fp8, activations: bf16, outputs: bf16}"},
+                {"workload.recompute", "full"}});
+  const auto [again_pass, again_bytes] = bytes_of(recomputed, "down_proj.recompute_quantize");
+  CHECK(again_pass == rsim::Pass::recompute);
+  CHECK(again_bytes == Approx(x_bytes));
   // Nothing to cast where the activations are already FP8 or the GEMMs run in BF16.
   CHECK(bytes_of(train_8b({{"precision", "fp8"}}), "down_proj.quantize").second < 0.0);
   CHECK(bytes_of(train_8b({}), "down_proj.quantize").second < 0.0);
