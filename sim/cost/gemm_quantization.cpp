@@ -13,36 +13,42 @@ GemmFill gemm_fill(const GemmShape& shape, const GemmQuantization& quantization)
   if (quantization.tiles.empty() || !(useful > 0.0)) {
     return best;
   }
-  best.useful = 0.0;
   const auto units = static_cast<double>(quantization.units);
+  const auto m = static_cast<double>(shape.m);
+  const auto n = static_cast<double>(shape.n);
   const auto k = static_cast<double>(shape.k);
   // A side of a tile larger than its matmul's shrinks to the matmul's, rounded up to the MMA
-  // instruction's (a small-M kernel: M = 1 runs 64-row wgmma tiles on Hopper, not 128).
-  const auto side = [](std::int64_t tile, std::int64_t size, std::int64_t instruction) {
-    const std::int64_t rounded = (size + instruction - 1) / instruction * instruction;
-    return std::min(tile, std::max(rounded, instruction));
+  // instruction's (a small-M kernel: M = 1 runs 64-row wgmma tiles on Hopper, not 128): the
+  // rounding is the tile's own, so once per call.
+  const auto rounded = [](std::int64_t size, std::int64_t instruction) {
+    return std::max((size + instruction - 1) / instruction * instruction, instruction);
   };
+  const std::int64_t m_rounded = rounded(shape.m, quantization.mma.m);
+  const std::int64_t n_rounded = rounded(shape.n, quantization.mma.n);
+  // Every tile does the same useful work: the best issues the least (the first of equals, as a
+  // strictly greater share would pick), and one division gives its share. Split-K slices are
+  // powers of 2, so K / s and ⌈K / s⌉ by multiplication are exact.
+  double least_issued = 0.0;
   for (const GemmTile& full : quantization.tiles) {
-    const GemmTile tile{side(full.m, shape.m, quantization.mma.m),
-                        side(full.n, shape.n, quantization.mma.n)};
-    const double tiles = shape.batch *
-                         std::ceil(static_cast<double>(shape.m) / static_cast<double>(tile.m)) *
-                         std::ceil(static_cast<double>(shape.n) / static_cast<double>(tile.n));
+    const GemmTile tile{std::min(full.m, m_rounded), std::min(full.n, n_rounded)};
+    const double tiles = shape.batch * std::ceil(m / static_cast<double>(tile.m)) *
+                         std::ceil(n / static_cast<double>(tile.n));
     double split = 1.0;
     // Split-K only fills units one wave would leave idle, and only while each slice of K stays
     // long enough to amortize the partial sums' reduction.
     while (quantization.split_k_min > 0 && tiles * split * 2.0 <= units &&
-           k / (split * 2.0) >= static_cast<double>(quantization.split_k_min)) {
+           k * (0.5 / split) >= static_cast<double>(quantization.split_k_min)) {
       split *= 2.0;
     }
     const double waves = std::ceil(tiles * split / units);
     const double issued = waves * units * static_cast<double>(tile.m) *
-                          static_cast<double>(tile.n) * std::ceil(k / split);
-    const double share = std::min(useful / issued, 1.0);
-    if (share > best.useful) {
-      best = {share, tile, tiles, split, waves};
+                          static_cast<double>(tile.n) * std::ceil(k * (1.0 / split));
+    if (least_issued == 0.0 || issued < least_issued) {
+      least_issued = issued;
+      best = {0.0, tile, tiles, split, waves};
     }
   }
+  best.useful = std::min(useful / least_issued, 1.0);
   return best;
 }
 
