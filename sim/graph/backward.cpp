@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "sim/graph/backward.hpp"
 
+#include "sim/graph/elementwise_flops.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -203,6 +205,12 @@ class TrainingBuilder {
         backward.inputs.push_back(input);
         backward.outputs.push_back(gradient_of(input, scenario_.precision.activations));
       }
+    }
+    if (op.kind == OpKind::elementwise && op.elementwise == ElementwiseKind::loss) {
+      // The loss ends the forward pass: no gradient flows into it. Its backward reads the kept
+      // fp32 softmax and writes the logits' gradient, p − onehot(target).
+      backward.inputs = {op.outputs.front()};
+      backward.flops_per_element = kCrossEntropyBackwardFlops;
     }
     if (op.kind == OpKind::embedding_gather) {
       // Scatter-add of the rows' gradients into the table's.

@@ -27,6 +27,10 @@ inline constexpr double kAddFlops = 1.0;
 inline constexpr double kGateMultiplyFlops = 1.0;
 // Softmax: row max, x − max, exp, row sum, ÷ sum (the scale folded).
 inline constexpr double kSoftmaxFlops = 5.0;
+// Cross-entropy's softmax over the vocabulary, then the target's −log p (one per row, left out);
+// its backward p − onehot(target), one subtract per element.
+inline constexpr double kCrossEntropyFlops = kSoftmaxFlops;
+inline constexpr double kCrossEntropyBackwardFlops = 1.0;
 
 struct ActivationCost {
   Activation activation;

@@ -27,6 +27,7 @@ constexpr std::array kElementwiseKinds{
     Named<ElementwiseKind>{ElementwiseKind::optimizer, "optimizer"},
     Named<ElementwiseKind>{ElementwiseKind::quantize, "quantize"},
     Named<ElementwiseKind>{ElementwiseKind::dropout, "dropout"},
+    Named<ElementwiseKind>{ElementwiseKind::loss, "loss"},
 };
 
 // A preset reference: resolution failures point at the key that named the preset.

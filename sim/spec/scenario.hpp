@@ -31,7 +31,8 @@ enum class ElementwiseKind {
   routing,
   optimizer,
   quantize,  ///< an FP8 / INT8 GEMM operand cast from the wider activations (training)
-  dropout    ///< training's dropout on unfused attention probabilities, with its 1-byte mask
+  dropout,   ///< training's dropout on unfused attention probabilities, with its 1-byte mask
+  loss       ///< training's cross-entropy over the LM head's logits (its softmax kept in fp32)
 };
 std::string_view to_string(ElementwiseKind kind);
 

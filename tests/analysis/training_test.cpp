@@ -140,9 +140,10 @@ TEST_CASE("training memory: 16 bytes per parameter with Adam, saved activations 
   // ops: attn_norm D, q_proj N·H = D, kv_proj 2·K·H = 2048, attention D, o_proj D, mlp_norm D,
   // gate_up 2F, down_proj D (rope, the activation and the residuals are fused: nothing of their
   // own) = 6·4096 + 2048 + 28672 = 55,296 elements = 110,592 B; the embedding and the head keep
-  // embed_tokens D, final_norm D and the logits V: (4096 + 4096 + 128256) · 2 = 272,896 B.
+  // embed_tokens D, final_norm D and the logits V: (4096 + 4096 + 128256) · 2 = 272,896 B, and
+  // the loss its fp32 softmax over the vocabulary for the backward pass: 128,256 · 4 = 513,024 B.
   const double per_layer = (6 * kD + 2 * kK * kH + 2 * kF) * 2;
-  const double head = (kD + kD + kV) * 2;
+  const double head = (kD + kD + kV) * 2 + kV * 4;
   CHECK(run.footprint.activations.si() == Approx((kL * per_layer + head) * 1024));
   // Full recomputation keeps each layer's input x (D · 2 B), plus one layer's outputs while
   // that layer is recomputed.
@@ -362,6 +363,47 @@ TEST_CASE("attention dropout writes the dropped probabilities and a mask", "[tra
   CHECK(bytes_of(unfused, "attention_dropout.recompute") == Approx(scores * 5.0));  // full
   // A fused attention draws the mask on chip: no op of its own.
   CHECK(bytes_of(load({{"fusion.attention", "fused"}}), "attention_dropout") < 0.0);
+}
+
+TEST_CASE("training's loss reads the logits and keeps their softmax in fp32", "[training]") {
+  // One device, one microbatch of 1,024 tokens: the logits are 1,024 × 128,256 bf16. The loss
+  // reads them (2 B) and writes the fp32 softmax (4 B) the backward pass reads (4 B) to write
+  // the logits' gradient (2 B): 6 B per logit each way.
+  const std::vector<std::pair<std::string, std::string>> base{
+      {"plan", "single"},
+      {"workload.global_batch_tokens", "1024"},
+      {"workload.seq_len", "1024"},
+      {"workload.microbatches", "1"}};
+  const rsim::RunResult run = train_8b(base);
+  const double logits = 1024.0 * kV;
+  const auto [forward_pass, forward_bytes] = op_bytes(run, "loss");
+  const auto [backward_pass, backward_bytes] = op_bytes(run, "loss.backward");
+  CHECK(forward_pass == rsim::Pass::forward);
+  CHECK(backward_pass == rsim::Pass::backward);
+  CHECK(forward_bytes == Approx(logits * 6.0));
+  CHECK(backward_bytes == Approx(logits * 6.0));
+  // At 3.35 TB/s (H100 SXM HBM3) the pair's lower bound is 2 · 6 · 131,334,144 B / 3.35e12 B/s
+  // = 470.5 µs.
+  double t_lower = 0.0;
+  for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+    const std::string& name = run.graph.op(run.table.order[row]).name;
+    if (name == "loss" || name == "loss.backward") {
+      t_lower += run.table.times.row(static_cast<Eigen::Index>(row)).maxCoeff();
+    }
+  }
+  CHECK(t_lower == Approx(2.0 * 6.0 * logits / 3.35e12).epsilon(1e-3));
+  // Fused into the LM head (Liger's fused linear cross-entropy) the logits never reach DRAM.
+  auto fused = base;
+  fused.emplace_back("fusion.into_matmul", "[loss]");
+  const rsim::RunResult fused_run = train_8b(fused);
+  for (std::size_t row = 0; row < fused_run.table.order.size(); ++row) {
+    const rsim::Op& op = fused_run.graph.op(fused_run.table.order[row]);
+    if (op.name == "loss" || op.name == "loss.backward") {
+      CHECK(fused_run.table.costs[row].ideal_bytes.si() == 0.0);
+    }
+  }
+  // Inference has no loss.
+  CHECK(op_bytes(rsim::test::run_scenario("llama3_8b_h100", {}), "loss").second < 0.0);
 }
 
 TEST_CASE("FP8 training casts each GEMM operand and its transpose", "[training][precision]") {
