@@ -49,9 +49,11 @@ for n,b,t in [("thor_llama31_8b_nvfp4_bs1",1,54.9),("thor_llama31_8b_int4awq_bs1
 
 print("== Megatron-LM (Narayanan et al. 2021) A100: T = 96*B*s*l*h^2*(1+s/(6h)+V/(16lh)) / (n * X) ==")
 V=51200; s=2048
-for n,h,l,B,N,X in [("megatron_a100_gpt_1_7b",2304,24,512,32,137e12),("megatron_a100_gpt_18b",6144,40,1024,256,135e12),
-                    ("megatron_a100_gpt_39b",8192,48,1536,512,138e12),
-                    ("megatron_a100_gpt_145b",12288,80,2304,1536,148e12),("megatron_a100_gpt_530b",20480,105,2520,2520,163e12)]:
+for n,h,l,B,N,X in [("megatron_a100_gpt_1_7b",2304,24,512,32,137e12),("megatron_a100_gpt_3_6b",3072,30,512,64,138e12),
+                    ("megatron_a100_gpt_7_5b",4096,36,512,128,142e12),("megatron_a100_gpt_18b",6144,40,1024,256,135e12),
+                    ("megatron_a100_gpt_39b",8192,48,1536,512,138e12),("megatron_a100_gpt_76b",10240,60,1792,1024,140e12),
+                    ("megatron_a100_gpt_145b",12288,80,2304,1536,148e12),("megatron_a100_gpt_310b",16384,96,2160,1920,155e12),
+                    ("megatron_a100_gpt_530b",20480,105,2520,2520,163e12),("megatron_a100_gpt_1t",25600,128,3072,3072,163e12)]:
     F = 96*B*s*l*h*h*(1+s/(6*h)+V/(16*l*h))
     p(n, F/(N*X), "s", f"96*{B}*{s}*{l}*{h}^2*(1+{s}/(6*{h})+{V}/(16*{l}*{h})) = {F:.5g} FLOP / ({N}*{X:.4g})")
 
