@@ -57,6 +57,14 @@ rsim::RunResult train_8b(std::vector<std::pair<std::string, std::string>> sets) 
   return rsim::test::run_scenario("llama3_8b_train_h100", std::move(sets));
 }
 
+// One device, one microbatch of one 1,024-token sequence.
+std::vector<std::pair<std::string, std::string>> one_device_1024_tokens() {
+  return {{"plan", "single"},
+          {"workload.global_batch_tokens", "1024"},
+          {"workload.seq_len", "1024"},
+          {"workload.microbatches", "1"}};
+}
+
 // The pass and the bytes (inputs + outputs, per device) of the op named `name`; -1 B without it.
 std::pair<rsim::Pass, double> op_bytes(const rsim::RunResult& run, const std::string& name) {
   for (const auto vertex : run.table.order) {
@@ -123,11 +131,7 @@ TEST_CASE("training matmul FLOPs are 6 · params · tokens, 8 · with full recom
 
 TEST_CASE("training memory: 16 bytes per parameter with Adam, saved activations by recompute",
           "[training][memory]") {
-  const std::vector<std::pair<std::string, std::string>> base{
-      {"plan", "single"},
-      {"workload.global_batch_tokens", "1024"},
-      {"workload.seq_len", "1024"},
-      {"workload.microbatches", "1"}};
+  const auto base = one_device_1024_tokens();
   const rsim::RunResult run = train_8b(base);
   // Llama 3 8B: 8,030,261,248 parameters (HF config); bf16 weights 2 B, bf16 gradients 2 B,
   // Adam's fp32 master copy and two moments 12 B: 16 B per parameter (ZeRO, Rajbhandari et al.
@@ -369,11 +373,7 @@ TEST_CASE("training's loss reads the logits and keeps their softmax in fp32", "[
   // One device, one microbatch of 1,024 tokens: the logits are 1,024 × 128,256 bf16. The loss
   // reads them (2 B) and writes the fp32 softmax (4 B) the backward pass reads (4 B) to write
   // the logits' gradient (2 B): 6 B per logit each way.
-  const std::vector<std::pair<std::string, std::string>> base{
-      {"plan", "single"},
-      {"workload.global_batch_tokens", "1024"},
-      {"workload.seq_len", "1024"},
-      {"workload.microbatches", "1"}};
+  const auto base = one_device_1024_tokens();
   const rsim::RunResult run = train_8b(base);
   const double logits = 1024.0 * kV;
   const auto [forward_pass, forward_bytes] = op_bytes(run, "loss");
