@@ -175,6 +175,16 @@ class TrainingBuilder {
       input_gradient.outputs = {gradient_of(op.inputs[0], scenario_.precision.activations)};
       chain(std::move(input_gradient), Pass::backward);
     }
+    if (op.inputs[1].role == TensorRole::activation) {
+      // Both operands are activations (an unfused attention's Q·Kᵀ and P·V): the second one's
+      // gradient is a GEMM too, dB = Aᵀ·dY (dK = dSᵀ·Q, dV = Pᵀ·dO), read by its producer's
+      // backward.
+      Op operand_gradient = op;
+      operand_gradient.name = op.name + ".dgrad_rhs";
+      operand_gradient.inputs = {op.inputs[0], output_gradient};
+      operand_gradient.outputs = {gradient_of(op.inputs[1], scenario_.precision.activations)};
+      chain(std::move(operand_gradient), Pass::backward);
+    }
     return wgrad;
   }
 

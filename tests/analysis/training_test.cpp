@@ -406,6 +406,34 @@ TEST_CASE("training's loss reads the logits and keeps their softmax in fp32", "[
   CHECK(op_bytes(rsim::test::run_scenario("llama3_8b_h100", {}), "loss").second < 0.0);
 }
 
+TEST_CASE("an unfused attention's backward computes both operands' gradients", "[training]") {
+  // Llama 3 8B, one 1,024-token sequence on one device, attention unfused: Q·Kᵀ is 32 heads ×
+  // 1,024² scores × 128 deep, 2 · 32 · 1024² · 128 = 8,589,934,592 FLOPs per layer, and so is
+  // P·V. Their backward passes are two GEMMs each of the same size: dQ = dS·K and dK = dSᵀ·Q,
+  // dP = dO·Vᵀ and dV = Pᵀ·dO (Kᵀ and V are activations, not weights: no wgrad).
+  auto sets = one_device_1024_tokens();
+  sets.emplace_back("fusion.attention", "unfused");
+  const rsim::RunResult run = train_8b(sets);
+  const auto flops_of = [&](const std::string& name) {
+    for (std::size_t row = 0; row < run.table.order.size(); ++row) {
+      if (run.graph.op(run.table.order[row]).name == name) {
+        return run.table.costs[row].flops.si();
+      }
+    }
+    return -1.0;
+  };
+  const double gemm = 2.0 * 32.0 * 1024.0 * 1024.0 * 128.0;
+  for (const std::string op : {"attention_scores", "attention_values"}) {
+    CHECK(flops_of(op) == Approx(gemm));
+    CHECK(flops_of(op + ".dgrad") == Approx(gemm));
+    CHECK(flops_of(op + ".dgrad_rhs") == Approx(gemm));
+    CHECK(flops_of(op + ".wgrad") < 0.0);
+  }
+  // A weight's matmul has its wgrad and no second operand gradient.
+  CHECK(flops_of("o_proj.dgrad_rhs") < 0.0);
+  CHECK(flops_of("o_proj.wgrad") > 0.0);
+}
+
 TEST_CASE("FP8 training casts each GEMM operand and its transpose", "[training][precision]") {
   // Transformer Engine's FP8 recipe: activations stay BF16 between modules; each GEMM casts X in
   // the forward pass and dY in the backward pass to FP8 and writes the FP8 transpose the other
