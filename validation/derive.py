@@ -28,6 +28,12 @@ fa("fa3_h100_fwd_causal_hd128_16k", 16384,128,True,"fwd",616e12)
 fa("fa3_h100_fwd_hd256_16k", 16384,256,False,"fwd",756e12)
 fa("fa3_h100_fwd_causal_hd64_512", 512,64,True,"fwd",197e12)
 
+print("== PyTorch standard attention (FA2 paper's 'Pytorch' bars, A100, non-causal), same FLOP convention ==")
+for hd, bars in ((64, {512: 36, 1024: 40, 2048: 43, 4096: 45, 8192: 46}),
+                 (128, {512: 53, 1024: 67, 2048: 76, 4096: 79, 8192: 86})):
+    for s, tf in bars.items():
+        fa(f"torch_a100_unfused_fwdbwd_hd{hd}_s{s}", s, hd, False, "fwd_bwd", tf*1e12)
+
 print("== gpt-fast (batch 1, 5-token prompt, 200 new tokens): request time = 200 / (tokens/s) ==")
 for n,t in [("llama2_7b_bf16_a100",104.9),("llama2_7b_int8_a100",155.58),("llama31_8b_bf16_a100",93.89),
             ("llama2_70b_tp8_a100",62.50),("llama2_7b_tp8_a100",328.43)]:
