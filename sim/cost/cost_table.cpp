@@ -270,6 +270,7 @@ CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& or
   plan.device_rows.resize(rows);
   plan.inverse_path_efficiency.resize(rows);
   plan.launch_overhead.resize(rows);
+  plan.serial_rows.resize(rows);
   for (Eigen::Index row = 0; row < rows; ++row) {
     const Op& op = graph.op(order[static_cast<std::size_t>(row)]);
     plan.ops.push_back(plan_op_cost(op, roofs));
@@ -279,6 +280,7 @@ CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& or
     plan.inverse_path_efficiency(row) = 1.0 / compute_efficiency(op, plan.ops.back().path, roofs);
     plan.launch_overhead(row) =
         op.kind == OpKind::elementwise && op.fused ? 0.0 : roofs.kernel_overhead.si();
+    plan.serial_rows(row) = serial_math_memory(op);
   }
   for (const MemoryTier& tier : roofs.memory) {
     plan.inverse_tier_efficiency.push_back(1.0 / tier.efficiency);

@@ -31,6 +31,8 @@ struct CostPlan {
   Eigen::Array<bool, Eigen::Dynamic, 1> device_rows;
   Eigen::ArrayXd inverse_path_efficiency;
   Eigen::ArrayXd launch_overhead;
+  /// Rows whose math and memory time add rather than overlap (serial_math_memory).
+  Eigen::Array<bool, Eigen::Dynamic, 1> serial_rows;
   std::vector<double> inverse_tier_efficiency;
   /// Compiles the plan for re-costing `graph` (the graph it was planned for, which must stay
   /// where it is) at size after size, a batch line's: matmuls and plain ops read their sizes

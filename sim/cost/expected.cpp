@@ -15,16 +15,29 @@ template <typename TierTime>
 double device_expected(const Op& op, const ComputePath* path, double t_math, std::size_t tiers,
                        const TierTime& tier_time, const Roofs& roofs) {
   // Times the reciprocal, as expected_device_rows does (a division per term is its hot spot).
-  double longest =
+  const double math =
       t_math * (1.0 / (compute_efficiency(op, path, roofs) * op_shape_share(op, roofs)));
+  double memory = 0.0;
   for (std::size_t tier = 0; tier < tiers; ++tier) {
-    longest = std::max(longest, tier_time(tier) * (1.0 / roofs.memory[tier].efficiency));
+    memory = std::max(memory, tier_time(tier) * (1.0 / roofs.memory[tier].efficiency));
   }
+  const double longest = serial_math_memory(op) ? math + memory : std::max(math, memory);
   const bool launches = !(op.kind == OpKind::elementwise && op.fused) && longest > 0.0;
   return longest + (launches ? roofs.kernel_overhead.si() : 0.0);
 }
 
 }  // namespace
+
+bool serial_math_memory(const Op& op) {
+  if (op.kind != OpKind::matmul) {
+    return false;
+  }
+  const auto activation = [](const Tensor& tensor) {
+    return tensor.role == TensorRole::activation;
+  };
+  return std::all_of(op.inputs.begin(), op.inputs.end(), activation) &&
+         std::all_of(op.outputs.begin(), op.outputs.end(), activation);
+}
 
 double compute_efficiency(const Op& op, const ComputePath* path, const Roofs& roofs) {
   if (op.kind == OpKind::attention) {
@@ -106,11 +119,14 @@ void expected_device_rows(const CostPlan& plan, CostTable& table,
     if (!plan.device_rows(row)) {
       return;
     }
-    double longest = table.times(row, CostTable::kMathColumn) * plan.inverse_path_efficiency(row);
+    const double math =
+        table.times(row, CostTable::kMathColumn) * plan.inverse_path_efficiency(row);
+    double memory = 0.0;
     for (std::size_t tier = 0; tier < plan.inverse_tier_efficiency.size(); ++tier) {
-      longest = std::max(longest, table.times(row, CostTable::tier_column(tier)) *
-                                      plan.inverse_tier_efficiency[tier]);
+      memory = std::max(memory, table.times(row, CostTable::tier_column(tier)) *
+                                    plan.inverse_tier_efficiency[tier]);
     }
+    const double longest = plan.serial_rows(row) ? math + memory : std::max(math, memory);
     table.expected(row) = longest + (longest > 0.0 ? plan.launch_overhead(row) : 0.0);
   };
   if (rows == nullptr) {

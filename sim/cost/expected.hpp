@@ -27,6 +27,10 @@ namespace rsim {
 void expected_device_rows(const CostPlan& plan, CostTable& table,
                           const std::vector<std::size_t>* rows = nullptr);
 
+/// Whether an op's math and memory time add in its expected time rather than overlap: a batched
+/// GEMM of two activations (an unfused attention's score GEMMs and their gradients).
+bool serial_math_memory(const Op& op);
+
 /// The fraction of its compute path's peak `op` reaches: a fused attention's pass's
 /// (`efficiency.attention`) where the hardware gives one, else the path's (1 without a path).
 double compute_efficiency(const Op& op, const ComputePath* path, const Roofs& roofs);

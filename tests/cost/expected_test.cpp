@@ -73,6 +73,27 @@ TEST_CASE("expected time of a matmul: roofs at their fractions plus a launch", "
   CHECK(decode.expected(0) > decode.times.row(0).maxCoeff());
 }
 
+TEST_CASE("a GEMM of two activations adds its math and memory time", "[expected]") {
+  // The decode-shaped matmul above with an activation for W (an unfused attention's score GEMMs
+  // and their gradients): math and memory add. Math: 2·8192² / 989.4e12 = 135.66 ns at 0.80 of
+  // the peak and its tile fill: M = 1 runs 64-row tiles, 32 of 64×256 split 4 ways along K
+  // (128 ≤ 132 SMs, K/4 = 2048 ≥ 1024): 132 · 64 · 256 · 2048 issued for 8192² useful, 1/66;
+  // so 135.66 ns · 66 / 0.80 = 11.19 µs. Memory: 45.03 µs as above. + 4.2 µs.
+  const auto h100 = rsim::test::preset_roofs("h100_sxm");
+  auto gemm = rsim::make_matmul(
+      {1, 8192, 8192, rsim::DType::bf16, rsim::DType::bf16, rsim::DType::bf16, "bf16", false});
+  gemm.stage = std::string("s");
+  gemm.inputs[1].role = rsim::TensorRole::activation;
+  CHECK(rsim::serial_math_memory(gemm));
+  const auto table = cost_alone(gemm, h100);
+  const double t_math = 2.0 * 8192.0 * 8192.0 / 989.4e12;
+  CHECK(table.expected(0) ==
+        Approx(t_math * 66.0 / 0.80 + 134'250'496.0 / (0.89 * 3.35e12) + 4.2e-6));
+  // A weight's GEMM overlaps them (the test above).
+  gemm.inputs[1].role = rsim::TensorRole::weight;
+  CHECK_FALSE(rsim::serial_math_memory(gemm));
+}
+
 TEST_CASE("expected time of a collective: α + steps × hop latency + bytes / bus bandwidth",
           "[expected][collectives]") {
   const auto h100 = rsim::test::preset_roofs("h100_sxm");
