@@ -263,6 +263,7 @@ void StageBuilder::add_lm_head() {
                    std::move(head_weight), {batch(), seq(rows), {"vocab", spec_.vocab_size}},
                    spec_.lm_head_bias ? spec_.vocab_size : 0);
   head.compute_path = precision().lm_head_path();
+  const Tensor logits = head.outputs.front();
   add(std::move(head), previous());
   if (scenario_.workload.phase == Phase::train && stage_.lm_head == LmHead::all_tokens) {
     // The cross-entropy over every token's logits, as Megatron's vocab-parallel loss and
@@ -271,11 +272,11 @@ void StageBuilder::add_lm_head() {
     // traffic of an unfused loss (Megatron's fp32 passes move ≈ 52 B per logit, eager PyTorch's
     // ≈ 40); `fusion.into_matmul: [loss]` fuses it into the LM head (Liger's fused linear
     // cross-entropy, Cut Cross-Entropy: no logits in DRAM).
-    const std::vector<Axis> logit_axes{batch(), seq(rows), {"vocab", spec_.vocab_size}};
-    Op loss =
-        elementwise("loss", ElementwiseKind::loss, kCrossEntropyFlops,
-                    {activation("logits", logit_axes)}, activation("probabilities", logit_axes));
-    loss.outputs.front().dtype = DType::fp32;
+    Tensor probabilities = logits;
+    probabilities.name = "probabilities";
+    probabilities.dtype = DType::fp32;
+    Op loss = elementwise("loss", ElementwiseKind::loss, kCrossEntropyFlops, {logits},
+                          std::move(probabilities));
     add(std::move(loss), previous());
   }
 }

@@ -402,6 +402,22 @@ TEST_CASE("training's loss reads the logits and keeps their softmax in fp32", "[
       CHECK(fused_run.table.costs[row].ideal_bytes.si() == 0.0);
     }
   }
+  // It reads the logits the head wrote, at their width whatever the policy.
+  for (const std::string precision : {"fp8", "{policy: fp8, activations: bf16, outputs: fp32}"}) {
+    auto with = base;
+    with.emplace_back("precision", precision);
+    const rsim::RunResult quantized = train_8b(with);
+    const rsim::Op* head = nullptr;
+    const rsim::Op* loss = nullptr;
+    for (const auto vertex : quantized.table.order) {
+      const rsim::Op& op = quantized.graph.op(vertex);
+      head = op.name == "lm_head" ? &op : head;
+      loss = op.name == "loss" ? &op : loss;
+    }
+    REQUIRE(head != nullptr);
+    REQUIRE(loss != nullptr);
+    CHECK(loss->inputs.front().dtype == head->outputs.front().dtype);
+  }
   // Inference has no loss.
   CHECK(op_bytes(rsim::test::run_scenario("llama3_8b_h100", {}), "loss").second < 0.0);
 }
