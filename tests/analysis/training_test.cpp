@@ -2,6 +2,7 @@
 // A training step: forward, recompute, backward and optimizer passes; memory; pipeline; thresholds.
 #include "sim/analysis/training.hpp"
 
+#include "analysis/llama3_8b_training.hpp"
 #include "run_fixture.hpp"
 #include "sim/base/error.hpp"
 
@@ -13,24 +14,10 @@
 
 namespace {
 
+using namespace rsim::test::llama3_8b;
 using rsim::Op;
 using rsim::OpKind;
 using rsim::Pass;
-
-// Llama 3 8B (models/llama3_8b.yaml, HF config): D 4096, N 32 query heads, K 8 KV heads,
-// H 128, F 14336 (gated), L 32, V 128256, untied embeddings.
-constexpr double kD = 4096;
-constexpr double kN = 32;
-constexpr double kK = 8;
-constexpr double kH = 128;
-constexpr double kF = 14336;
-constexpr double kL = 32;
-constexpr double kV = 128256;
-// Matmul parameters of one layer: q D·N·H + kv D·2·K·H + o N·H·D + gate_up D·2F + down F·D
-// = 16,777,216 + 8,388,608 + 16,777,216 + 117,440,512 + 58,720,256 = 218,103,808.
-constexpr double kLayerMatmulParams =
-    kD * kN * kH + kD * 2 * kK * kH + kN * kH * kD + kD * 2 * kF + kF * kD;
-constexpr double kHeadParams = kD * kV;  // lm_head 525,336,576
 
 struct Sums {
   double matmul_flops[4] = {0, 0, 0, 0};  // by pass
@@ -51,36 +38,6 @@ Sums sums(const rsim::RunResult& run) {
     }
   }
   return result;
-}
-
-rsim::RunResult train_8b(std::vector<std::pair<std::string, std::string>> sets) {
-  return rsim::test::run_scenario("llama3_8b_train_h100", std::move(sets));
-}
-
-// One device, one microbatch of one 1,024-token sequence.
-std::vector<std::pair<std::string, std::string>> one_device_1024_tokens() {
-  return {{"plan", "single"},
-          {"workload.global_batch_tokens", "1024"},
-          {"workload.seq_len", "1024"},
-          {"workload.microbatches", "1"}};
-}
-
-// The pass and the bytes (inputs + outputs, per device) of the op named `name`; -1 B without it.
-std::pair<rsim::Pass, double> op_bytes(const rsim::RunResult& run, const std::string& name) {
-  for (const auto vertex : run.table.order) {
-    const Op& op = run.graph.op(vertex);
-    if (op.name == name) {
-      double total = 0.0;
-      for (const auto& tensor : op.inputs) {
-        total += tensor.bytes().si();
-      }
-      for (const auto& tensor : op.outputs) {
-        total += tensor.bytes().si();
-      }
-      return {op.pass, total};
-    }
-  }
-  return {rsim::Pass::optimizer, -1.0};
 }
 
 }  // namespace
@@ -344,162 +301,6 @@ TEST_CASE("DCN threshold across slices: tokens per slice against C/W_dcn",
         Approx(dcn->tokens_per_shard * dcn->t_net.si() / dcn->t_math.si()));
   CHECK(dcn->critical_tokens_per_shard < 0.5 * 1.97e14 / 3.125e9);
   CHECK(dcn->critical_tokens_per_shard > 0.85 * 0.5 * 1.97e14 / 3.125e9);
-}
-
-TEST_CASE("attention dropout writes the dropped probabilities and a mask", "[training]") {
-  // Megatron GPT 1.7B on A100s (validation/scenarios/megatron_a100_gpt_1_7b.yaml): unfused
-  // attention, attention dropout 0.1. Per device a microbatch of 16 sequences, 24 heads,
-  // 2048 × 2048 scores: 16 · 24 · 2048² = 1,610,612,736 probabilities, read (2 B fp16) and
-  // written with a 1-byte mask: 5 B each.
-  const auto load = [](std::vector<std::pair<std::string, std::string>> sets) {
-    rsim::Scenario scenario = rsim::load_scenario(
-        rsim::test::source_path("validation/scenarios/megatron_a100_gpt_1_7b.yaml"),
-        {std::move(sets), ""});
-    rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
-    return rsim::analyze(std::move(scenario), std::move(roofs));
-  };
-  const auto bytes_of = [](const rsim::RunResult& run, const std::string& name) {
-    return op_bytes(run, name).second;
-  };
-  const double scores = 16.0 * 24.0 * 2048.0 * 2048.0;
-  const auto unfused = load({});
-  CHECK(bytes_of(unfused, "attention_dropout") == Approx(scores * 5.0));
-  CHECK(bytes_of(unfused, "attention_dropout.recompute") == Approx(scores * 5.0));  // full
-  // A fused attention draws the mask on chip: no op of its own.
-  CHECK(bytes_of(load({{"fusion.attention", "fused"}}), "attention_dropout") < 0.0);
-}
-
-TEST_CASE("training's loss reads the logits and keeps their softmax in fp32", "[training]") {
-  // One device, one microbatch of 1,024 tokens: the logits are 1,024 × 128,256 bf16. The loss
-  // reads them (2 B) and writes the fp32 softmax (4 B) the backward pass reads (4 B) to write
-  // the logits' gradient (2 B): 6 B per logit each way.
-  const auto base = one_device_1024_tokens();
-  const rsim::RunResult run = train_8b(base);
-  const double logits = 1024.0 * kV;
-  const auto [forward_pass, forward_bytes] = op_bytes(run, "loss");
-  const auto [backward_pass, backward_bytes] = op_bytes(run, "loss.backward");
-  CHECK(forward_pass == rsim::Pass::forward);
-  CHECK(backward_pass == rsim::Pass::backward);
-  CHECK(forward_bytes == Approx(logits * 6.0));
-  CHECK(backward_bytes == Approx(logits * 6.0));
-  // At 3.35 TB/s (H100 SXM HBM3) the pair's lower bound is 2 · 6 · 131,334,144 B / 3.35e12 B/s
-  // = 470.5 µs.
-  double t_lower = 0.0;
-  for (std::size_t row = 0; row < run.table.order.size(); ++row) {
-    const std::string& name = run.graph.op(run.table.order[row]).name;
-    if (name == "loss" || name == "loss.backward") {
-      t_lower += run.table.times.row(static_cast<Eigen::Index>(row)).maxCoeff();
-    }
-  }
-  CHECK(t_lower == Approx(2.0 * 6.0 * logits / 3.35e12).epsilon(1e-3));
-  // Fused into the LM head (Liger's fused linear cross-entropy) the logits never reach DRAM.
-  auto fused = base;
-  fused.emplace_back("fusion.into_matmul", "[loss]");
-  const rsim::RunResult fused_run = train_8b(fused);
-  for (std::size_t row = 0; row < fused_run.table.order.size(); ++row) {
-    const rsim::Op& op = fused_run.graph.op(fused_run.table.order[row]);
-    if (op.name == "loss" || op.name == "loss.backward") {
-      CHECK(fused_run.table.costs[row].ideal_bytes.si() == 0.0);
-    }
-  }
-  // It reads the logits the head wrote, at their width whatever the policy.
-  for (const std::string precision : {"fp8", "{policy: fp8, activations: bf16, outputs: fp32}"}) {
-    auto with = base;
-    with.emplace_back("precision", precision);
-    const rsim::RunResult quantized = train_8b(with);
-    const rsim::Op* head = nullptr;
-    const rsim::Op* loss = nullptr;
-    for (const auto vertex : quantized.table.order) {
-      const rsim::Op& op = quantized.graph.op(vertex);
-      head = op.name == "lm_head" ? &op : head;
-      loss = op.name == "loss" ? &op : loss;
-    }
-    REQUIRE(head != nullptr);
-    REQUIRE(loss != nullptr);
-    CHECK(loss->inputs.front().dtype == head->outputs.front().dtype);
-  }
-  // Inference has no loss.
-  CHECK(op_bytes(rsim::test::run_scenario("llama3_8b_h100", {}), "loss").second < 0.0);
-}
-
-TEST_CASE("an unfused attention's backward computes both operands' gradients", "[training]") {
-  // Llama 3 8B, one 1,024-token sequence on one device, attention unfused: Q·Kᵀ is 32 heads ×
-  // 1,024² scores × 128 deep, 2 · 32 · 1024² · 128 = 8,589,934,592 FLOPs per layer, and so is
-  // P·V. Their backward passes are two GEMMs each of the same size: dQ = dS·K and dK = dSᵀ·Q,
-  // dP = dO·Vᵀ and dV = Pᵀ·dO (Kᵀ and V are activations, not weights: no wgrad).
-  auto sets = one_device_1024_tokens();
-  sets.emplace_back("fusion.attention", "unfused");
-  const rsim::RunResult run = train_8b(sets);
-  const auto flops_of = [&](const std::string& name) {
-    for (std::size_t row = 0; row < run.table.order.size(); ++row) {
-      if (run.graph.op(run.table.order[row]).name == name) {
-        return run.table.costs[row].flops.si();
-      }
-    }
-    return -1.0;
-  };
-  const double gemm = 2.0 * 32.0 * 1024.0 * 1024.0 * 128.0;
-  for (const std::string op : {"attention_scores", "attention_values"}) {
-    CHECK(flops_of(op) == Approx(gemm));
-    CHECK(flops_of(op + ".dgrad") == Approx(gemm));
-    CHECK(flops_of(op + ".dgrad_rhs") == Approx(gemm));
-    CHECK(flops_of(op + ".wgrad") < 0.0);
-  }
-  // A weight's matmul has its wgrad and no second operand gradient.
-  CHECK(flops_of("o_proj.dgrad_rhs") < 0.0);
-  CHECK(flops_of("o_proj.wgrad") > 0.0);
-}
-
-TEST_CASE("FP8 training casts each GEMM operand and its transpose", "[training][precision]") {
-  // Transformer Engine's FP8 recipe: activations stay BF16 between modules; each GEMM casts X in
-  // the forward pass and dY in the backward pass to FP8 and writes the FP8 transpose the other
-  // GEMM reads (Hopper's FP8 GEMMs are TN only): read 2 B, write 1 + 1 B per element.
-  const auto te = train_8b({{"precision", "{policy: fp8, activations: bf16, outputs: bf16}"}});
-  const auto& bytes_of = op_bytes;
-  // down_proj's X is the MLP activation: tokens × F/4 (TP 4) per device, 2 + 1 + 1 B each;
-  // its dY is tokens × D (down_proj's output, replicated over TP before its all-reduce's
-  // gradient), 2 + 1 + 1 B each. Tokens per microbatch and device: 262,144 / 8 / 2 = 16,384.
-  const double tokens = 262144.0 / 8.0 / 2.0;
-  const auto [x_pass, x_bytes] = bytes_of(te, "down_proj.quantize");
-  const auto [dy_pass, dy_bytes] = bytes_of(te, "down_proj.dgrad_quantize");
-  CHECK(x_pass == rsim::Pass::forward);
-  CHECK(dy_pass == rsim::Pass::backward);
-  CHECK(x_bytes == Approx(tokens * kF / 4.0 * 4.0));
-  CHECK(dy_bytes == Approx(tokens * kD * 4.0));
-  // Full recomputation casts X again in its pass; without it there is no such op.
-  CHECK(bytes_of(te, "down_proj.recompute_quantize").second < 0.0);
-  const auto recomputed =
-      train_8b({{"precision", "{policy: fp8, activations: bf16, outputs: bf16}"},
-                {"workload.recompute", "full"}});
-  const auto [again_pass, again_bytes] = bytes_of(recomputed, "down_proj.recompute_quantize");
-  CHECK(again_pass == rsim::Pass::recompute);
-  CHECK(again_bytes == Approx(x_bytes));
-  // Nothing to cast where the activations are already FP8 or the GEMMs run in BF16.
-  CHECK(bytes_of(train_8b({{"precision", "fp8"}}), "down_proj.quantize").second < 0.0);
-  CHECK(bytes_of(train_8b({}), "down_proj.quantize").second < 0.0);
-}
-
-TEST_CASE("FP32 gradients double the gradients' memory and their reduction",
-          "[training][memory][precision]") {
-  // Megatron-LM accumulates and all-reduces a BF16 run's gradients in FP32
-  // (megatron/training/arguments.py: "bfloat16 requires gradient accumulation and all-reduce to
-  // be done in fp32"): 4 B per gradient instead of 2, in memory and on the data axis.
-  const rsim::RunResult bf16 = train_8b({});
-  const rsim::RunResult fp32 = train_8b({{"precision", "{policy: bf16, gradients: fp32}"}});
-  CHECK(fp32.footprint.gradients.si() == Approx(2.0 * bf16.footprint.gradients.si()));
-  CHECK(fp32.footprint.weights.si() == Approx(bf16.footprint.weights.si()));
-  const auto reduction = [](const rsim::RunResult& run) {
-    for (const auto vertex : run.table.order) {
-      const Op& op = run.graph.op(vertex);
-      if (op.name == "down_proj.wgrad.all_reduce") {
-        return op.collective.bytes.si();
-      }
-    }
-    return 0.0;
-  };
-  // down_proj's gradient per replica: F · D / 4 (TP) · 4 B = 14336 · 4096 / 4 · 4.
-  CHECK(reduction(fp32) == Approx(kF * kD / 4 * 4));
-  CHECK(reduction(bf16) == Approx(kF * kD / 4 * 2));
 }
 
 TEST_CASE("ZeRO-1/2 split the optimizer state and gradients over the data axis",
