@@ -8,6 +8,42 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using Sets = std::vector<std::pair<std::string, std::string>>;
+
+// Llama 2 7B (tests/data/train/llama2_7b_train.yaml), 512 sequences in one microbatch with no
+// recomputation, under `plan`: with the weight prefetch off, then on.
+std::pair<rsim::RunResult, rsim::RunResult> without_and_with_prefetch(const Sets& plan) {
+  const auto run = [&](bool prefetch) {
+    Sets sets = plan;
+    sets.insert(sets.end(), {{"workload.batch", "512"},
+                             {"workload.microbatches", "1"},
+                             {"workload.recompute", "none"},
+                             {"workload.overlap_weights", prefetch ? "true" : "false"}});
+    return rsim::test::run_train("llama2_7b_train.yaml", std::move(sets));
+  };
+  return {run(false), run(true)};
+}
+
+// Σ count × (lower bound, or expected time) of the weight gathers `keep` selects.
+template <typename Keep>
+double weight_gathers(const rsim::RunResult& run, const Keep& keep, bool expected = false) {
+  double total = 0.0;
+  for (Eigen::Index row = 0; row < run.table.times.rows(); ++row) {
+    const auto& op = run.graph.op(run.table.order[static_cast<std::size_t>(row)]);
+    if (op.role == rsim::CollectiveRole::weight_gather && keep(op)) {
+      total += (expected ? run.table.expected(row) : run.table.times.row(row).maxCoeff()) *
+               run.table.counts(row);
+    }
+  }
+  return total;
+}
+
+}  // namespace
 
 TEST_CASE("tensor overlap hides collectives inside the NVLink domain only", "[search][train]") {
   // The plan above run as a scenario with workload.overlap_tensor: over NVLink the collective
@@ -41,32 +77,14 @@ TEST_CASE("prefetched weight gathers hide under the previous layer's compute", "
   // 989.4 TFLOP/s), far above its weight gathers: a layer's 202,383,360 parameters × 2 B × 7/8
   // / 450e9 B/s = 787.0 µs, 25.2 ms over 32 layers. So each pass exposes only its first
   // layer's share, G/ℓ, and the prefetch hides (1 − 1/32) of every pass's gathers.
-  const auto fsdp = [](bool prefetch) {
-    return rsim::test::run_train("llama2_7b_train.yaml",
-                                 {{"plan.preset", "fsdp"},
-                                  {"plan.mesh.data", "8 over nvlink"},
-                                  {"workload.batch", "512"},
-                                  {"workload.microbatches", "1"},
-                                  {"workload.recompute", "none"},
-                                  {"workload.overlap_weights", prefetch ? "true" : "false"}});
-  };
-  const auto after = fsdp(false);
-  const auto prefetched = fsdp(true);
+  const auto [after, prefetched] =
+      without_and_with_prefetch({{"plan.preset", "fsdp"}, {"plan.mesh.data", "8 over nvlink"}});
   REQUIRE(after.step);
   REQUIRE(prefetched.step);
-  double layer_gathers = 0.0;
-  double gathers = 0.0;
-  for (Eigen::Index row = 0; row < prefetched.table.times.rows(); ++row) {
-    const auto& op = prefetched.graph.op(prefetched.table.order[static_cast<std::size_t>(row)]);
-    if (op.role != rsim::CollectiveRole::weight_gather) {
-      continue;
-    }
-    const double time = prefetched.table.times.row(row).maxCoeff() * prefetched.table.counts(row);
-    gathers += time;
-    if (op.block == rsim::Block::layer && op.pass == rsim::Pass::forward) {
-      layer_gathers += time;
-    }
-  }
+  const double layer_gathers = weight_gathers(prefetched, [](const rsim::Op& op) {
+    return op.block == rsim::Block::layer && op.pass == rsim::Pass::forward;
+  });
+  const double gathers = weight_gathers(prefetched, [](const rsim::Op&) { return true; });
   CHECK(layer_gathers == Approx(32 * 202'383'360.0 * 2.0 * 7.0 / 8.0 / 450e9).epsilon(1e-4));
   CHECK(after.step->weights_hidden == 0.0);
   CHECK(prefetched.step->weights_hidden == Approx(gathers * (1.0 - 1.0 / 32.0)));
@@ -80,29 +98,15 @@ TEST_CASE("ZeRO-1's updated-weight gathers are prefetched under the next forward
   // updated weights run layer by layer under the next step's forward pass, which (64 × 128
   // tokens, ≈ 111 ms of compute; the FSDP case above) covers all but the first layer's share:
   // hidden = G·(1 − 1/32), each second of it saving (1 − 0.15) (NVLink's processor_usage).
-  const auto zero1 = [](bool prefetch) {
-    return rsim::test::run_train("llama2_7b_train.yaml",
-                                 {{"plan.preset", "data_parallel"},
-                                  {"plan.mesh", "{data: 8 over nvlink}"},
-                                  {"plan.zero_stage", "1"},
-                                  {"workload.batch", "512"},
-                                  {"workload.microbatches", "1"},
-                                  {"workload.recompute", "none"},
-                                  {"workload.overlap_weights", prefetch ? "true" : "false"}});
-  };
-  const auto after = zero1(false);
-  const auto prefetched = zero1(true);
+  const auto [after, prefetched] =
+      without_and_with_prefetch({{"plan.preset", "data_parallel"},
+                                 {"plan.mesh", "{data: 8 over nvlink}"},
+                                 {"plan.zero_stage", "1"}});
   REQUIRE(after.step);
   REQUIRE(prefetched.step);
-  double gathers = 0.0;
-  double gathers_expected = 0.0;
-  for (Eigen::Index row = 0; row < prefetched.table.times.rows(); ++row) {
-    const auto& op = prefetched.graph.op(prefetched.table.order[static_cast<std::size_t>(row)]);
-    if (op.role == rsim::CollectiveRole::weight_gather && op.pass == rsim::Pass::optimizer) {
-      gathers += prefetched.table.times.row(row).maxCoeff() * prefetched.table.counts(row);
-      gathers_expected += prefetched.table.expected(row) * prefetched.table.counts(row);
-    }
-  }
+  const auto updated = [](const rsim::Op& op) { return op.pass == rsim::Pass::optimizer; };
+  const double gathers = weight_gathers(prefetched, updated);
+  const double gathers_expected = weight_gathers(prefetched, updated, true);
   REQUIRE(gathers > 0.0);
   CHECK(after.step->weights_hidden == 0.0);
   CHECK(prefetched.step->weights_hidden == Approx(gathers * (1.0 - 1.0 / 32.0)));
