@@ -9,6 +9,12 @@
 namespace rsim {
 namespace {
 
+// The device's busy time from its math and (slowest tier's) memory time, each at its fraction:
+// overlapped, or one after the other (serial_math_memory).
+double device_busy(double math, double memory, bool serial) {
+  return serial ? math + memory : std::max(math, memory);
+}
+
 // max(T_math / η_path, T_tier / η_tier) + the launch gap (none for an elementwise op fused into
 // its matmul, or an op with no work); `tier_time(i)` is memory tier i's time.
 template <typename TierTime>
@@ -21,7 +27,7 @@ double device_expected(const Op& op, const ComputePath* path, double t_math, std
   for (std::size_t tier = 0; tier < tiers; ++tier) {
     memory = std::max(memory, tier_time(tier) * (1.0 / roofs.memory[tier].efficiency));
   }
-  const double longest = serial_math_memory(op) ? math + memory : std::max(math, memory);
+  const double longest = device_busy(math, memory, serial_math_memory(op));
   const bool launches = !(op.kind == OpKind::elementwise && op.fused) && longest > 0.0;
   return longest + (launches ? roofs.kernel_overhead.si() : 0.0);
 }
@@ -126,7 +132,7 @@ void expected_device_rows(const CostPlan& plan, CostTable& table,
       memory = std::max(memory, table.times(row, CostTable::tier_column(tier)) *
                                     plan.inverse_tier_efficiency[tier]);
     }
-    const double longest = plan.serial_rows(row) ? math + memory : std::max(math, memory);
+    const double longest = device_busy(math, memory, plan.serial_rows(row));
     table.expected(row) = longest + (longest > 0.0 ? plan.launch_overhead(row) : 0.0);
   };
   if (rows == nullptr) {
