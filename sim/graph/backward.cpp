@@ -2,6 +2,7 @@
 #include "sim/graph/backward.hpp"
 
 #include "sim/graph/elementwise_flops.hpp"
+#include "sim/graph/loss.hpp"
 
 #include <fmt/format.h>
 
@@ -218,9 +219,14 @@ class TrainingBuilder {
     }
     if (op.kind == OpKind::elementwise && op.elementwise == ElementwiseKind::loss) {
       // The loss ends the forward pass: no gradient flows into it. Its backward reads the kept
-      // fp32 softmax and writes the logits' gradient, p − onehot(target).
-      backward.inputs = {op.outputs.front()};
-      backward.flops_per_element = kCrossEntropyBackwardFlops;
+      // fp32 softmax and writes the logits' gradient, p − onehot(target), through the engine's
+      // kernels (loss.hpp).
+      LossPasses passes =
+          loss_backward(scenario_.fusion.loss, op.inputs.front(), scenario_.precision.activations);
+      backward.inputs = std::move(passes.reads);
+      backward.outputs = std::move(passes.writes);
+      backward.flops_per_element =
+          kCrossEntropyBackwardFlops / static_cast<double>(backward.outputs.size());
     }
     if (op.kind == OpKind::embedding_gather) {
       // Scatter-add of the rows' gradients into the table's.

@@ -3,6 +3,7 @@
 
 #include "sim/base/error.hpp"
 #include "sim/graph/elementwise_flops.hpp"
+#include "sim/graph/loss.hpp"
 
 #include <algorithm>
 
@@ -266,17 +267,16 @@ void StageBuilder::add_lm_head() {
   const Tensor logits = head.outputs.front();
   add(std::move(head), previous());
   if (scenario_.workload.phase == Phase::train && stage_.lm_head == LmHead::all_tokens) {
-    // The cross-entropy over every token's logits, as Megatron's vocab-parallel loss and
-    // PyTorch's log_softmax run it: the logits read, the softmax written in fp32 for the
-    // backward pass (which reads it and writes the logits' gradient: backward.cpp). The least
-    // traffic of an unfused loss (Megatron's fp32 passes move ≈ 52 B per logit, eager PyTorch's
-    // ≈ 40); `fusion.into_matmul: [loss]` fuses it into the LM head (Liger's fused linear
-    // cross-entropy, Cut Cross-Entropy: no logits in DRAM).
-    Tensor probabilities = logits;
-    probabilities.name = "probabilities";
-    probabilities.dtype = DType::fp32;
-    Op loss = elementwise("loss", ElementwiseKind::loss, kCrossEntropyFlops, {logits},
-                          std::move(probabilities));
+    // The cross-entropy over every token's logits: the engine's kernels (`fusion.loss`,
+    // loss.hpp) read them and keep their softmax (or log-softmax) in fp32 for the backward pass
+    // (backward.cpp); `fusion.into_matmul: [loss]` fuses it into the LM head (Liger's fused
+    // linear cross-entropy, Cut Cross-Entropy: no logits in DRAM).
+    LossPasses passes = loss_forward(scenario_.fusion.loss, logits);
+    Op loss = elementwise("loss", ElementwiseKind::loss, kCrossEntropyFlops,
+                          std::move(passes.reads), passes.writes.front());
+    loss.outputs = std::move(passes.writes);
+    // FLOPs are counted per output element: the kernels' extra passes write no more results.
+    loss.flops_per_element = kCrossEntropyFlops / static_cast<double>(loss.outputs.size());
     add(std::move(loss), previous());
   }
 }

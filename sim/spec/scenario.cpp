@@ -30,6 +30,12 @@ constexpr std::array kElementwiseKinds{
     Named<ElementwiseKind>{ElementwiseKind::loss, "loss"},
 };
 
+constexpr std::array kLossKernels{
+    Named<LossKernels>{LossKernels::single_pass, "single_pass"},
+    Named<LossKernels>{LossKernels::torch, "torch"},
+    Named<LossKernels>{LossKernels::megatron, "megatron"},
+};
+
 // A preset reference: resolution failures point at the key that named the preset.
 std::filesystem::path resolve_node(const ConfigNode& node, std::string_view kind) {
   try {
@@ -42,7 +48,7 @@ std::filesystem::path resolve_node(const ConfigNode& node, std::string_view kind
 }
 
 Fusion parse_fusion(const ConfigNode& node) {
-  node.allow_only({"attention", "into_matmul"});
+  node.allow_only({"attention", "into_matmul", "loss"});
   Fusion fusion;
   fusion.attention_fused = node.at("attention").as_choice({"fused", "unfused"}) == "fused";
   for (const ConfigNode& item : node.at("into_matmul").items()) {
@@ -51,6 +57,9 @@ Fusion parse_fusion(const ConfigNode& node) {
       item.fail(
           "the optimizer step reads and writes every parameter; it is not fused into a matmul");
     }
+  }
+  if (const ConfigNode* loss = node.find("loss")) {
+    fusion.loss = parse_named(*loss, kLossKernels);
   }
   return fusion;
 }
@@ -84,6 +93,8 @@ void set_decode_step(StageSpec& stage, std::int64_t context) {
 }
 
 std::string_view to_string(ElementwiseKind kind) { return name_of(kind, kElementwiseKinds); }
+
+std::string_view to_string(LossKernels kernels) { return name_of(kernels, kLossKernels); }
 
 bool Fusion::is_fused(ElementwiseKind kind) const {
   for (ElementwiseKind fused : into_matmul) {

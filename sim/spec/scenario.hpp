@@ -36,10 +36,20 @@ enum class ElementwiseKind {
 };
 std::string_view to_string(ElementwiseKind kind);
 
+/// The kernels a training engine runs for the cross-entropy over the logits (unless the loss is
+/// fused into the LM head): what they read and write is sim/graph/loss.hpp's.
+enum class LossKernels {
+  single_pass,  ///< one kernel each way: the logits read, the fp32 softmax written and read back
+  torch,        ///< eager PyTorch's cross_entropy(logits.float()): cast, log_softmax, fill, …
+  megatron      ///< Megatron-LM's unfused vocab-parallel cross-entropy on logits.float()
+};
+std::string_view to_string(LossKernels kernels);
+
 /// What the kernels keep on chip (the fusion assumption behind every byte count).
 struct Fusion {
   bool attention_fused = true;  ///< FMHA keeps scores on chip; unfused writes and reads them
-  std::vector<ElementwiseKind> into_matmul;  ///< kinds with no DRAM traffic of their own
+  std::vector<ElementwiseKind> into_matmul;     ///< kinds with no DRAM traffic of their own
+  LossKernels loss = LossKernels::single_pass;  ///< the loss's kernels when not in the matmul
   [[nodiscard]] bool is_fused(ElementwiseKind kind) const;
 };
 
