@@ -52,6 +52,13 @@ TrainingMemory training_memory(const Scenario& scenario, const OpGraph& graph,
   double layer_runs = 0.0;  // the first layer op's count: every layer of every microbatch
   for (OpGraph::Vertex vertex : graph.topological_order()) {
     const Op& op = graph.op(vertex);
+    if (op.pass == Pass::forward && op.kind == OpKind::elementwise &&
+        op.elementwise == ElementwiseKind::loss && op.block != Block::layer) {
+      // No backward op reads the logits: the loss's backward reads the fp32 tensor it keeps
+      // (none when fused into the head), so the head's output is freed once the loss has read it
+      // (Megatron's logits.float(); a fused linear cross-entropy never writes them).
+      head = head - op.inputs.front().bytes();
+    }
     if (op.pass != Pass::forward || op.kind == OpKind::collective || op.outputs.empty() ||
         (op.kind == OpKind::elementwise && op.fused)) {
       continue;

@@ -72,6 +72,16 @@ TEST_CASE("training's loss reads the logits and keeps their softmax in fp32", "[
       CHECK(fused_run.table.costs[row].ideal_bytes.si() == 0.0);
     }
   }
+  // Nor does the step keep them: unfused, the loss keeps its fp32 softmax (4 B per logit) and
+  // the bf16 logits are freed; fused (beside the scenario's own fusions), neither is kept.
+  // Per token, bf16: each layer's unfused outputs (training_test.cpp, "training memory")
+  // (6·D + 2·K·H + 2·F) · 2 B, and at the head embed_tokens and final_norm 2·D · 2 B.
+  auto fused_too = base;
+  fused_too.emplace_back("fusion.into_matmul", "[activation, residual, rope, loss]");
+  const double per_layer = (6 * kD + 2 * kK * kH + 2 * kF) * 2;
+  const double without_loss = (kL * per_layer + 2 * kD * 2) * 1024;
+  CHECK(train_8b(fused_too).footprint.activations.si() == Approx(without_loss));
+  CHECK(run.footprint.activations.si() == Approx(without_loss + logits * 4.0));
   // It reads the logits the head wrote, at their width whatever the policy.
   for (const std::string precision : {"fp8", "{policy: fp8, activations: bf16, outputs: fp32}"}) {
     auto with = base;

@@ -101,10 +101,11 @@ TEST_CASE("training memory: 16 bytes per parameter with Adam, saved activations 
   // ops: attn_norm D, q_proj N·H = D, kv_proj 2·K·H = 2048, attention D, o_proj D, mlp_norm D,
   // gate_up 2F, down_proj D (rope, the activation and the residuals are fused: nothing of their
   // own) = 6·4096 + 2048 + 28672 = 55,296 elements = 110,592 B; the embedding and the head keep
-  // embed_tokens D, final_norm D and the logits V: (4096 + 4096 + 128256) · 2 = 272,896 B, and
-  // the loss its fp32 softmax over the vocabulary for the backward pass: 128,256 · 4 = 513,024 B.
+  // embed_tokens D and final_norm D: (4096 + 4096) · 2 = 16,384 B, and the loss its fp32 softmax
+  // over the vocabulary for the backward pass: 128,256 · 4 = 513,024 B. The bf16 logits are not
+  // kept: no backward op reads them.
   const double per_layer = (6 * kD + 2 * kK * kH + 2 * kF) * 2;
-  const double head = (kD + kD + kV) * 2 + kV * 4;
+  const double head = (kD + kD) * 2 + kV * 4;
   CHECK(run.footprint.activations.si() == Approx((kL * per_layer + head) * 1024));
   // Full recomputation keeps each layer's input x (D · 2 B), plus one layer's outputs while
   // that layer is recomputed.
