@@ -143,11 +143,16 @@ void write_header(std::ostream& out, const RunResult& result) {
                 fmt::format("weights of: {} (one copy per sequence)",
                             fmt::join(scenario.per_batch_weights, ", ")));
   }
+  // A training step's loss runs the engine's kernels unless fused into the LM head.
+  const bool loss_kernels =
+      scenario.workload.phase == Phase::train && !scenario.fusion.is_fused(ElementwiseKind::loss);
   write_field(
       out, "fusion",
-      fmt::format("attention {}; into matmul: {}",
+      fmt::format("attention {}; into matmul: {}{}",
                   scenario.fusion.attention_fused ? "fused (FMHA)" : "unfused",
-                  fused.empty() ? std::string("none") : fmt::format("{}", fmt::join(fused, ", "))));
+                  fused.empty() ? std::string("none") : fmt::format("{}", fmt::join(fused, ", ")),
+                  loss_kernels ? fmt::format("; loss: {}", to_string(scenario.fusion.loss))
+                               : std::string()));
   const Plan& plan = scenario.plan;
   if (plan.devices() > 1) {
     std::vector<std::string> mesh;

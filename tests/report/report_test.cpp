@@ -9,6 +9,9 @@
 #include <catch2/catch.hpp>
 
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 TEST_CASE("run JSON: totals equal the sum of its ops", "[report]") {
   const auto result = rsim::test::run_scenario("pi05_thor");
@@ -79,6 +82,21 @@ TEST_CASE("run text: stages, totals and the measured reference side by side", "[
       CHECK_THAT(text, Catch::Contains(rsim::seconds(stage.totals.t_expected)));
     }
   }
+}
+
+TEST_CASE("run text: a training step names its loss's kernels", "[report]") {
+  const auto text_of = [](std::vector<std::pair<std::string, std::string>> sets) {
+    std::ostringstream out;
+    rsim::write_run_text(out, rsim::test::run_scenario("llama3_8b_train_h100", std::move(sets)));
+    return out.str();
+  };
+  CHECK_THAT(text_of({{"fusion.loss", "megatron"}}), Catch::Contains("; loss: megatron"));
+  CHECK_THAT(text_of({}), Catch::Contains("; loss: single_pass"));
+  // Fused into the LM head it runs no kernels of its own; inference has no loss.
+  CHECK_THAT(text_of({{"fusion.into_matmul", "[loss]"}}), !Catch::Contains("; loss:"));
+  std::ostringstream inference;
+  rsim::write_run_text(inference, rsim::test::run_scenario("llama3_8b_h100"));
+  CHECK_THAT(inference.str(), !Catch::Contains("; loss:"));
 }
 
 TEST_CASE("text tables align columns by display width", "[report]") {
