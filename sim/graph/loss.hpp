@@ -2,7 +2,8 @@
 #pragma once
 // What a training engine's cross-entropy kernels read and write, pass by pass: the loss op and
 // its backward (stage_builder.cpp, backward.cpp) carry these tensors, so their bytes are the
-// engine's. Derivation of each engine's passes: docs/design/expected.md, "The training loss".
+// engine's. Each engine's passes and their evidence: docs/design/expected.md, "The training
+// loss's kernels".
 
 #include "sim/graph/op.hpp"
 #include "sim/spec/scenario.hpp"
