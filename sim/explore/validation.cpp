@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
+#include <utility>
 
 namespace rsim {
 namespace {
@@ -198,11 +200,38 @@ std::vector<ValidationResult> run_validation(
   return results;
 }
 
+namespace {
+
+// The median of `values` (the mean of the middle two for an even count); 0 for none.
+double median_of(std::vector<double> values) {
+  if (values.empty()) {
+    return 0.0;
+  }
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2.0;
+}
+
+}  // namespace
+
 ValidationSummary summarize_validation(const std::vector<ValidationResult>& results) {
   ValidationSummary summary;
   std::vector<double> errors;
+  // Per category (in order of first appearance): its scored errors and expected / measured.
+  std::vector<std::pair<std::vector<double>, std::vector<double>>> category_figures;
   for (const ValidationResult& result : results) {
     ++summary.cases;
+    auto category = std::find_if(
+        summary.categories.begin(), summary.categories.end(),
+        [&](const CategorySummary& entry) { return entry.category == result.item.category; });
+    if (category == summary.categories.end()) {
+      summary.categories.push_back({result.item.category});
+      category_figures.emplace_back();
+      category = std::prev(summary.categories.end());
+    }
+    auto& [category_errors, category_ratios] =
+        category_figures[static_cast<std::size_t>(category - summary.categories.begin())];
+    ++category->cases;
     if (!result.error.empty()) {
       ++summary.failed;
       continue;
@@ -211,7 +240,11 @@ ValidationSummary summarize_validation(const std::vector<ValidationResult>& resu
       ++summary.bound_violations;
     }
     if (result.item.off_roofline.empty()) {
-      errors.push_back(std::abs(result.expected_error()));
+      const double error = std::abs(result.expected_error());
+      errors.push_back(error);
+      category_errors.push_back(error);
+      category_ratios.push_back(result.expected / result.item.measured);
+      category->within += error <= summary.tolerance ? 1 : 0;
     }
   }
   summary.scored = errors.size();
@@ -219,11 +252,12 @@ ValidationSummary summarize_validation(const std::vector<ValidationResult>& resu
     summary.within += error <= summary.tolerance ? 1 : 0;
     summary.max_error = std::max(summary.max_error, error);
   }
-  if (!errors.empty()) {
-    std::sort(errors.begin(), errors.end());
-    const std::size_t middle = errors.size() / 2;
-    summary.median_error =
-        errors.size() % 2 == 1 ? errors[middle] : (errors[middle - 1] + errors[middle]) / 2.0;
+  summary.median_error = median_of(errors);
+  for (std::size_t index = 0; index < summary.categories.size(); ++index) {
+    CategorySummary& category = summary.categories[index];
+    category.scored = category_figures[index].first.size();
+    category.median_error = median_of(category_figures[index].first);
+    category.median_ratio = median_of(category_figures[index].second);
   }
   return summary;
 }

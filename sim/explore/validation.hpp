@@ -63,8 +63,19 @@ struct ValidationResult {
   [[nodiscard]] bool bound_holds() const { return error.empty() && lower <= item.measured; }
 };
 
+/// One category's share of the accuracy figures (`scored`: its cases not marked off the
+/// roofline and costed).
+struct CategorySummary {
+  std::string category;
+  std::size_t cases = 0;
+  std::size_t scored = 0;
+  std::size_t within = 0;     ///< of the scored, expected within ±ValidationSummary::tolerance
+  double median_error = 0.0;  ///< median |expected − measured| / measured
+  double median_ratio = 0.0;  ///< median expected / measured: below 1, rsim expects too little
+};
+
 /// The set's figures: bound violations and the expected time's error over the cases not marked
-/// off the roofline.
+/// off the roofline, in all and by category (in the order the categories first appear).
 struct ValidationSummary {
   std::size_t cases = 0;
   std::size_t failed = 0;            ///< could not be costed
@@ -74,6 +85,7 @@ struct ValidationSummary {
   double tolerance = 0.15;
   double median_error = 0.0;  ///< median |expected − measured| / measured
   double max_error = 0.0;
+  std::vector<CategorySummary> categories;
   [[nodiscard]] bool passed() const { return failed == 0 && bound_violations == 0; }
 };
 

@@ -51,6 +51,30 @@ void write_validation_text(std::ostream& out, const std::vector<ValidationResult
                    fmt::format("{:.3f}", result.expected / result.item.measured), flag});
   }
   table.print(out, "  ");
+  // Where rsim can be trusted: each category's share within the tolerance and its bias.
+  out << '\n';
+  write_wrapped(out,
+                "By category (scored: not marked off the roofline; exp/meas below 1: rsim expects "
+                "less time than measured):");
+  out << '\n';
+  TextTable categories({{"category", TextTable::Align::left},
+                        {"cases"},
+                        {"scored"},
+                        {fmt::format("within ±{:g} %", 100.0 * summary.tolerance)},
+                        {"median error"},
+                        {"median exp/meas"}});
+  for (const CategorySummary& category : summary.categories) {
+    const bool any = category.scored > 0;
+    categories.add_row({category.category, fmt::format("{}", category.cases),
+                        fmt::format("{}", category.scored),
+                        any ? fmt::format("{} ({})", category.within,
+                                          percent(static_cast<double>(category.within) /
+                                                  static_cast<double>(category.scored)))
+                            : std::string("-"),
+                        any ? percent(category.median_error) : std::string("-"),
+                        any ? fmt::format("{:.3f}", category.median_ratio) : std::string("-")});
+  }
+  categories.print(out, "  ");
   for (const ValidationResult& result : results) {
     if (!result.error.empty()) {
       out << fmt::format("\n{}: {}", result.item.name, result.error);
@@ -88,6 +112,15 @@ nlohmann::ordered_json validation_to_json(const std::vector<ValidationResult>& r
     }
     cases.push_back(std::move(record));
   }
+  Json categories = Json::array();
+  for (const CategorySummary& category : summary.categories) {
+    categories.push_back({{"category", category.category},
+                          {"cases", category.cases},
+                          {"scored", category.scored},
+                          {"within_tolerance", category.within},
+                          {"median_abs_error", category.median_error},
+                          {"median_expected_over_measured", category.median_ratio}});
+  }
   return Json{{"cases", std::move(cases)},
               {"summary",
                {{"cases", summary.cases},
@@ -98,6 +131,7 @@ nlohmann::ordered_json validation_to_json(const std::vector<ValidationResult>& r
                 {"tolerance", summary.tolerance},
                 {"median_abs_error", summary.median_error},
                 {"max_abs_error", summary.max_error},
+                {"categories", std::move(categories)},
                 {"passed", summary.passed()}}}};
 }
 

@@ -4,12 +4,15 @@
 #include "sim/explore/validation.hpp"
 
 #include "cli_fixture.hpp"
+#include "sim/report/validation_report.hpp"
 #include "test_paths.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <vector>
 
 namespace {
 
@@ -109,4 +112,52 @@ TEST_CASE("validation cases: errors name the file and line", "[validation]") {
   const auto outcome = rsim::test::rsim_cli({"validate", "/nonexistent/validation"});
   CHECK(outcome.code == 2);
   CHECK_THAT(outcome.err, Catch::Contains("no such file or folder"));
+}
+
+TEST_CASE("the validation summary splits the accuracy figures by category", "[validation]") {
+  // Five results with hand-picked times (measured 1 s each): gemm expects 0.9, 1.05 and 1.3 s
+  // (errors 10, 5 and 30 %: two within ±15 %, median error 10 %, median exp/meas 1.05); decode
+  // 0.8 s and 0.5 s, the second marked off the roofline (one scored: error 20 %, ratio 0.8).
+  const auto result = [](const char* category, double expected, const char* off_roofline) {
+    rsim::ValidationResult entry;
+    entry.item.name = "case";
+    entry.item.category = category;
+    entry.item.measured = rsim::Seconds(1.0);
+    entry.item.off_roofline = off_roofline;
+    entry.lower = rsim::Seconds(0.4);
+    entry.expected = rsim::Seconds(expected);
+    return entry;
+  };
+  const std::vector<rsim::ValidationResult> results{
+      result("gemm", 0.9, ""), result("decode", 0.8, ""), result("gemm", 1.05, ""),
+      result("decode", 0.5, "known slow"), result("gemm", 1.3, "")};
+  const auto summary = rsim::summarize_validation(results);
+  REQUIRE(summary.categories.size() == 2);
+  struct Figures {
+    const char* category;
+    std::size_t cases, scored, within;
+    double median_error, median_ratio;
+  };
+  for (const auto& [category, figures] :
+       {std::pair{&summary.categories[0], Figures{"gemm", 3, 3, 2, 0.10, 1.05}},
+        std::pair{&summary.categories[1], Figures{"decode", 2, 1, 0, 0.20, 0.80}}}) {
+    CAPTURE(figures.category);
+    CHECK(category->category == figures.category);
+    CHECK(category->cases == figures.cases);
+    CHECK(category->scored == figures.scored);
+    CHECK(category->within == figures.within);
+    CHECK(category->median_error == Approx(figures.median_error));
+    CHECK(category->median_ratio == Approx(figures.median_ratio));
+  }
+  // In all: four scored, errors 10, 20, 5, 30 %: median (10 + 20) / 2 = 15 %.
+  CHECK(summary.scored == 4);
+  CHECK(summary.within == 2);
+  CHECK(summary.median_error == Approx(0.15));
+  // The report prints them and the JSON carries them.
+  std::ostringstream text;
+  rsim::write_validation_text(text, results, summary);
+  CHECK_THAT(text.str(), Catch::Contains("By category") && Catch::Contains("2 (66.7 %)"));
+  const auto json = rsim::validation_to_json(results, summary);
+  CHECK(json["summary"]["categories"][1]["median_expected_over_measured"].get<double>() ==
+        Approx(0.80));
 }
