@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "sim/graph/backward.hpp"
 
-#include "sim/graph/elementwise_flops.hpp"
 #include "sim/graph/loss.hpp"
 
 #include <fmt/format.h>
@@ -69,7 +68,11 @@ class TrainingBuilder {
           break;
         case OpKind::elementwise:
         case OpKind::embedding_gather:
-          add_elementwise_backward(op);
+          if (op.kind == OpKind::elementwise && op.elementwise == ElementwiseKind::loss) {
+            add_loss_backward(op);
+          } else {
+            add_elementwise_backward(op);
+          }
           break;
         case OpKind::kv_cache_write:
         case OpKind::collective:
@@ -217,17 +220,6 @@ class TrainingBuilder {
         backward.outputs.push_back(gradient_of(input, scenario_.precision.activations));
       }
     }
-    if (op.kind == OpKind::elementwise && op.elementwise == ElementwiseKind::loss) {
-      // The loss ends the forward pass: no gradient flows into it. Its backward reads the kept
-      // fp32 softmax and writes the logits' gradient, p − onehot(target), through the engine's
-      // kernels (loss.hpp).
-      LossPasses passes =
-          loss_backward(scenario_.fusion.loss, op.inputs.front(), scenario_.precision.activations);
-      backward.inputs = std::move(passes.reads);
-      backward.outputs = std::move(passes.writes);
-      backward.flops_per_element =
-          kCrossEntropyBackwardFlops / static_cast<double>(backward.outputs.size());
-    }
     if (op.kind == OpKind::embedding_gather) {
       // Scatter-add of the rows' gradients into the table's.
       backward.elementwise = ElementwiseKind::embedding;
@@ -237,6 +229,19 @@ class TrainingBuilder {
     if (backward.outputs.empty()) {
       return;
     }
+    chain(std::move(backward), Pass::backward);
+  }
+
+  // The loss ends the forward pass: no gradient flows into it. Its backward's kernels
+  // (loss.hpp) read the kept fp32 softmax and write the logits' gradient, p − onehot(target).
+  void add_loss_backward(const Op& op) {
+    LossPasses passes =
+        loss_backward(scenario_.fusion.loss, op.inputs.front(), scenario_.precision.activations);
+    Op backward = op;
+    backward.name = op.name + ".backward";
+    backward.inputs = std::move(passes.reads);
+    backward.outputs = std::move(passes.writes);
+    backward.flops_per_element = passes.flops_per_element;
     chain(std::move(backward), Pass::backward);
   }
 

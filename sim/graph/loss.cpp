@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include "sim/graph/loss.hpp"
 
+#include "sim/graph/elementwise_flops.hpp"
+
+#include <string>
+#include <utility>
+
 namespace rsim {
 namespace {
 
-Tensor renamed(const Tensor& tensor, const char* name, DType dtype) {
+Tensor renamed(const Tensor& tensor, std::string name, DType dtype) {
   Tensor copy = tensor;
-  copy.name = name;
+  copy.name = std::move(name);
   copy.dtype = dtype;
   return copy;
 }
@@ -44,17 +49,15 @@ LossPasses loss_forward(LossKernels kernels, const Tensor& logits) {
       repeat(passes.writes, wide, 2);
       break;
   }
+  passes.flops_per_element = kCrossEntropyFlops / static_cast<double>(passes.writes.size());
   return passes;
 }
 
 LossPasses loss_backward(LossKernels kernels, const Tensor& logits, DType gradient_dtype) {
   const Tensor kept = renamed(logits, "probabilities", DType::fp32);
   const Tensor wide_gradient = renamed(logits, "dlogits_fp32", DType::fp32);
-  Tensor gradient = logits;
-  gradient.name = "d" + logits.name;
-  gradient.dtype = gradient_dtype;
   LossPasses passes;
-  passes.writes.push_back(gradient);
+  passes.writes.push_back(renamed(logits, "d" + logits.name, gradient_dtype));
   switch (kernels) {
     case LossKernels::single_pass:
       passes.reads.push_back(kept);
@@ -75,6 +78,7 @@ LossPasses loss_backward(LossKernels kernels, const Tensor& logits, DType gradie
       passes.reads.push_back(wide_gradient);
       break;
   }
+  passes.flops_per_element = kCrossEntropyBackwardFlops / static_cast<double>(passes.writes.size());
   return passes;
 }
 

@@ -18,6 +18,9 @@ namespace rsim {
 struct LossPasses {
   std::vector<Tensor> reads;
   std::vector<Tensor> writes;
+  /// The direction's FLOPs per logit spread over its writes (an op counts FLOPs per output
+  /// element): the extra passes add traffic, not results.
+  double flops_per_element = 0.0;
 };
 
 /// The forward kernels' traffic over `logits` (V elements per token):

@@ -272,11 +272,9 @@ void StageBuilder::add_lm_head() {
     // (backward.cpp); `fusion.into_matmul: [loss]` fuses it into the LM head (Liger's fused
     // linear cross-entropy, Cut Cross-Entropy: no logits in DRAM).
     LossPasses passes = loss_forward(scenario_.fusion.loss, logits);
-    Op loss = elementwise("loss", ElementwiseKind::loss, kCrossEntropyFlops,
+    Op loss = elementwise("loss", ElementwiseKind::loss, passes.flops_per_element,
                           std::move(passes.reads), passes.writes.front());
     loss.outputs = std::move(passes.writes);
-    // FLOPs are counted per output element: the kernels' extra passes write no more results.
-    loss.flops_per_element = kCrossEntropyFlops / static_cast<double>(loss.outputs.size());
     add(std::move(loss), previous());
   }
 }
