@@ -3,6 +3,7 @@
 // The serving simulation: a stream of requests through a continuous-batching scheduler, one
 // iteration at a time, each costed by the cost model (IterationCost). Deterministic for a seed.
 
+#include "sim/base/percentile.hpp"
 #include "sim/explore/serving_cost.hpp"
 #include "sim/spec/scenario.hpp"
 
@@ -26,9 +27,6 @@ struct LatencySummary {
   std::int64_t count = 0;  ///< requests it is taken over
 };
 
-/// Percentile `p` (0…100) of sorted `values`, interpolated linearly between ranks (NumPy's
-/// default, "linear"): values[(n − 1)·p/100].
-double percentile(const std::vector<double>& sorted, double p);
 LatencySummary summarize(std::vector<double> values);
 
 struct ServingResult {

@@ -6,6 +6,7 @@
 #include "sim/base/dtype.hpp"
 #include "sim/base/named.hpp"
 #include "sim/base/parallel.hpp"
+#include "sim/base/percentile.hpp"
 #include "sim/spec/config.hpp"
 #include "sim/spec/presets.hpp"
 
@@ -202,14 +203,10 @@ std::vector<ValidationResult> run_validation(
 
 namespace {
 
-// The median of `values` (the mean of the middle two for an even count); 0 for none.
+// The median of `values` (NumPy's: the mean of the middle two for an even count); 0 for none.
 double median_of(std::vector<double> values) {
-  if (values.empty()) {
-    return 0.0;
-  }
   std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2.0;
+  return percentile(values, 50.0);
 }
 
 }  // namespace
