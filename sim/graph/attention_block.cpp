@@ -56,10 +56,27 @@ void StageBuilder::add_unfused_attention(const std::string& prefix, bool windowe
   const Axis group{"group", spec_.group_size()};
   const Axis head_dim{"head_dim", spec_.head_dim};
   const std::vector<Axis> score_axes{batch(), kv_heads, group, seq(tokens), kv_seq};
-  add(matmul(prefix + "attention_scores", "attention_scores",
-             activation("q", {batch(), seq(tokens), kv_heads, group, head_dim}),
-             {"k", {batch(), kv_seq, kv_heads, head_dim}, key_dtype, key_role}, score_axes, 0),
-      producers);
+  const std::vector<Axis> q_axes{batch(), seq(tokens), kv_heads, group, head_dim};
+  const std::vector<Axis> key_axes{batch(), kv_seq, kv_heads, head_dim};
+  const bool eager = scenario_.fusion.attention == AttentionKernels::eager;
+  std::vector<OpGraph::Vertex> score_producers = producers;
+  if (eager) {
+    // Eager PyTorch holds Q, K, V as [b, s, h, d] and its batched GEMMs take [b·h, s, d]: the
+    // reshape of the transposed view copies each (a read and a write, no FLOPs). With a cache,
+    // the keys copied are all of them (Hugging Face's cache concatenation copies them too).
+    Op copy = elementwise(prefix + "attention_layout", ElementwiseKind::layout, 0.0,
+                          {activation("q", q_axes),
+                           {"k", key_axes, key_dtype, key_role},
+                           {"v", key_axes, key_dtype, key_role}},
+                          activation("q_batched", q_axes));
+    copy.outputs.push_back({"k_batched", key_axes, key_dtype, TensorRole::activation});
+    copy.outputs.push_back({"v_batched", key_axes, key_dtype, TensorRole::activation});
+    add(std::move(copy), producers);
+    score_producers = previous();
+  }
+  add(matmul(prefix + "attention_scores", "attention_scores", activation("q", q_axes),
+             {"k", key_axes, key_dtype, key_role}, score_axes, 0),
+      score_producers);
   add(elementwise(prefix + "softmax", ElementwiseKind::softmax, kSoftmaxFlops,
                   {activation("scores", score_axes)}, activation("probabilities", score_axes)),
       previous());
@@ -74,10 +91,15 @@ void StageBuilder::add_unfused_attention(const std::string& prefix, bool windowe
     add(std::move(dropout), previous());
   }
   add(matmul(prefix + "attention_values", "attention_scores",
-             activation("probabilities", score_axes),
-             {"v", {batch(), kv_seq, kv_heads, head_dim}, key_dtype, key_role},
-             {batch(), seq(tokens), kv_heads, group, head_dim}, 0),
+             activation("probabilities", score_axes), {"v", key_axes, key_dtype, key_role}, q_axes,
+             0),
       previous());
+  if (eager) {
+    // O back from [b·h, s, d] to [b, s, h·d] for the output projection (.contiguous()).
+    add(elementwise(prefix + "attention_output_layout", ElementwiseKind::layout, 0.0,
+                    {activation("attn_values", q_axes)}, activation("attn_out", q_axes)),
+        previous());
+  }
 }
 
 // Windowed layers and full-attention layers (Gemma 2 alternates them) each get their attention
@@ -94,7 +116,7 @@ void StageBuilder::add_attention_ops(const std::vector<Axis>& q_axes, const Tens
     }
     set_layers(layers);
     const std::string prefix = mixed && is_windowed ? "window_" : "";
-    if (scenario_.fusion.attention_fused) {
+    if (scenario_.fusion.attention_fused()) {
       add_fused_attention(prefix + "attention", is_windowed, q_axes, kv, producers);
     } else {
       add_unfused_attention(prefix, is_windowed, kv.dtype, kv.role, producers);

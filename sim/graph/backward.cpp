@@ -220,6 +220,13 @@ class TrainingBuilder {
         backward.outputs.push_back(gradient_of(input, scenario_.precision.activations));
       }
     }
+    if (op.kind == OpKind::elementwise && op.elementwise == ElementwiseKind::layout) {
+      // A copy's gradient is the copy back: every output's gradient read, no saved input.
+      backward.inputs.clear();
+      for (const Tensor& output : op.outputs) {
+        backward.inputs.push_back(gradient_of(output, scenario_.precision.activations));
+      }
+    }
     if (op.kind == OpKind::embedding_gather) {
       // Scatter-add of the rows' gradients into the table's.
       backward.elementwise = ElementwiseKind::embedding;

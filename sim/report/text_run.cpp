@@ -149,7 +149,9 @@ void write_header(std::ostream& out, const RunResult& result) {
   write_field(
       out, "fusion",
       fmt::format("attention {}; into matmul: {}{}",
-                  scenario.fusion.attention_fused ? "fused (FMHA)" : "unfused",
+                  scenario.fusion.attention_fused()
+                      ? std::string("fused (FMHA)")
+                      : std::string(to_string(scenario.fusion.attention)),
                   fused.empty() ? std::string("none") : fmt::format("{}", fmt::join(fused, ", ")),
                   loss_kernels ? fmt::format("; loss: {}", to_string(scenario.fusion.loss))
                                : std::string()));

@@ -28,6 +28,13 @@ constexpr std::array kElementwiseKinds{
     Named<ElementwiseKind>{ElementwiseKind::quantize, "quantize"},
     Named<ElementwiseKind>{ElementwiseKind::dropout, "dropout"},
     Named<ElementwiseKind>{ElementwiseKind::loss, "loss"},
+    Named<ElementwiseKind>{ElementwiseKind::layout, "layout"},
+};
+
+constexpr std::array kAttentionKernels{
+    Named<AttentionKernels>{AttentionKernels::fused, "fused"},
+    Named<AttentionKernels>{AttentionKernels::unfused, "unfused"},
+    Named<AttentionKernels>{AttentionKernels::eager, "eager"},
 };
 
 constexpr std::array kLossKernels{
@@ -50,7 +57,7 @@ std::filesystem::path resolve_node(const ConfigNode& node, std::string_view kind
 Fusion parse_fusion(const ConfigNode& node) {
   node.allow_only({"attention", "into_matmul", "loss"});
   Fusion fusion;
-  fusion.attention_fused = node.at("attention").as_choice({"fused", "unfused"}) == "fused";
+  fusion.attention = parse_named(node.at("attention"), kAttentionKernels);
   for (const ConfigNode& item : node.at("into_matmul").items()) {
     fusion.into_matmul.push_back(parse_named(item, kElementwiseKinds));
     if (fusion.into_matmul.back() == ElementwiseKind::optimizer) {
@@ -95,6 +102,8 @@ void set_decode_step(StageSpec& stage, std::int64_t context) {
 std::string_view to_string(ElementwiseKind kind) { return name_of(kind, kElementwiseKinds); }
 
 std::string_view to_string(LossKernels kernels) { return name_of(kernels, kLossKernels); }
+
+std::string_view to_string(AttentionKernels kernels) { return name_of(kernels, kAttentionKernels); }
 
 bool Fusion::is_fused(ElementwiseKind kind) const {
   for (ElementwiseKind fused : into_matmul) {

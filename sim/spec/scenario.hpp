@@ -32,7 +32,8 @@ enum class ElementwiseKind {
   optimizer,
   quantize,  ///< an FP8 / INT8 GEMM operand cast from the wider activations (training)
   dropout,   ///< training's dropout on unfused attention probabilities, with its 1-byte mask
-  loss       ///< training's cross-entropy over the LM head's logits (its softmax kept in fp32)
+  loss,      ///< training's cross-entropy over the LM head's logits (its softmax kept in fp32)
+  layout     ///< eager attention's copies of Q, K, V and O to and from the batched GEMMs' layout
 };
 std::string_view to_string(ElementwiseKind kind);
 
@@ -45,12 +46,24 @@ enum class LossKernels {
 };
 std::string_view to_string(LossKernels kernels);
 
+/// How an engine runs attention (`fusion.attention`).
+enum class AttentionKernels {
+  fused,    ///< one FMHA kernel: the scores stay on chip
+  unfused,  ///< QKᵀ, softmax and PV each a kernel on strided views (Megatron-LM's [s, b, h])
+  /// unfused, as eager PyTorch runs it on [b, s, h, d] tensors: Q, K and V copied into the
+  /// batched GEMMs' [b·h, s, d] layout and O copied back (reshape of a transposed view)
+  eager
+};
+std::string_view to_string(AttentionKernels kernels);
+
 /// What the kernels keep on chip (the fusion assumption behind every byte count).
 struct Fusion {
-  bool attention_fused = true;  ///< FMHA keeps scores on chip; unfused writes and reads them
+  AttentionKernels attention = AttentionKernels::fused;
   std::vector<ElementwiseKind> into_matmul;     ///< kinds with no DRAM traffic of their own
   LossKernels loss = LossKernels::single_pass;  ///< the loss's kernels when not in the matmul
   [[nodiscard]] bool is_fused(ElementwiseKind kind) const;
+  /// FMHA keeps the scores on chip; unfused (and eager) attention writes and reads them.
+  [[nodiscard]] bool attention_fused() const { return attention == AttentionKernels::fused; }
 };
 
 /// Activation recomputation in training (Korthikanti et al. 2022, "Reducing Activation

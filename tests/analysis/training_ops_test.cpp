@@ -39,6 +39,33 @@ TEST_CASE("attention dropout writes the dropped probabilities and a mask", "[tra
   CHECK(bytes_of(load({{"fusion.attention", "fused"}}), "attention_dropout") < 0.0);
 }
 
+TEST_CASE("eager attention copies Q, K, V and O to the GEMMs' layout and back", "[training]") {
+  // One 1,024-token sequence of Llama 3 8B in bf16. Eager PyTorch copies Q (1,024 · 32 heads ·
+  // 128 = 4,194,304 elements) and K and V (1,024 · 8 KV heads · 128 = 1,048,576 each) before
+  // Q·Kᵀ, a read and a write of 2 B each: (4,194,304 + 2 · 1,048,576) · 4 B = 25,165,824 B; O
+  // (4,194,304 elements) back after P·V: 16,777,216 B. Each copy's backward copies the
+  // gradients back: the same bytes. Megatron's unfused attention copies nothing.
+  auto sets = one_device_1024_tokens();
+  sets.emplace_back("fusion.attention", "eager");
+  const rsim::RunResult eager = train_8b(sets);
+  const double q = 1024.0 * kN * kH;
+  const double kv = 1024.0 * kK * kH;
+  CHECK(op_bytes(eager, "attention_layout") ==
+        std::pair{rsim::Pass::forward, (q + 2.0 * kv) * 4.0});
+  CHECK(op_bytes(eager, "attention_layout.backward") ==
+        std::pair{rsim::Pass::backward, (q + 2.0 * kv) * 4.0});
+  CHECK(op_bytes(eager, "attention_output_layout") == std::pair{rsim::Pass::forward, q * 4.0});
+  CHECK(op_bytes(eager, "attention_output_layout.backward") ==
+        std::pair{rsim::Pass::backward, q * 4.0});
+  sets.back().second = "unfused";
+  const rsim::RunResult unfused = train_8b(sets);
+  CHECK(op_bytes(unfused, "attention_layout").second < 0.0);
+  CHECK(op_bytes(unfused, "attention_output_layout").second < 0.0);
+  // Four ops more per layer, the same FLOPs.
+  CHECK(eager.graph.size() == unfused.graph.size() + 4);
+  CHECK(eager.bounds.total.flops.si() == Approx(unfused.bounds.total.flops.si()));
+}
+
 TEST_CASE("training's loss reads the logits and keeps their softmax in fp32", "[training]") {
   // One device, one microbatch of 1,024 tokens: the logits are 1,024 × 128,256 bf16. The loss
   // reads them (2 B) and writes the fp32 softmax (4 B) the backward pass reads (4 B) to write

@@ -43,7 +43,7 @@ TEST_CASE("the π0.5 Thor scenario says what the measured TensorRT engine ran", 
   CHECK(scenario.mode == "MAXN");
   CHECK(scenario.precision.compute == "fp8");
   CHECK(scenario.precision.kv_cache == rsim::DType::fp8);
-  CHECK(scenario.fusion.attention_fused);
+  CHECK(scenario.fusion.attention_fused());
   REQUIRE(scenario.references.size() == 1);
   CHECK(scenario.references[0].stage == "prefix");
   // trtexec on the whole FP8 engine: ~63 ms (the π0.5-on-Thor write-up rsim started from).
@@ -66,6 +66,14 @@ TEST_CASE("command-line --set overrides are validated like the file's own values
           rsim::load_scenario(path, {{{"workload.batch", "-1"}}, ""});
         }) ==
         "--set workload.batch: error: 'workload.batch': expected a whole number ≥ 1, got \"-1\"");
+  // How attention runs: three engines' kernels, a wrong name lists them.
+  CHECK(rsim::load_scenario(path, {{{"fusion.attention", "eager"}}, ""}).fusion.attention ==
+        rsim::AttentionKernels::eager);
+  CHECK(error_of([&] {
+          rsim::load_scenario(path, {{{"fusion.attention", "flash"}}, ""});
+        }) ==
+        "--set fusion.attention: error: 'fusion.attention': expected one of: fused, "
+        "unfused, eager; got \"flash\"");
 }
 
 TEST_CASE("each class of bad scenario input is a file:line:col error", "[scenario]") {
@@ -163,7 +171,7 @@ TEST_CASE("a scenario needs only its hardware, model and workload", "[scenario]"
   const auto minimal = rsim::load_scenario(path);
   CHECK(minimal.name == "rsim_minimal_scenario");
   CHECK(minimal.precision.policy == "bf16");
-  CHECK(minimal.fusion.attention_fused);
+  CHECK(minimal.fusion.attention_fused());
   CHECK(minimal.fusion.into_matmul ==
         std::vector<rsim::ElementwiseKind>{rsim::ElementwiseKind::activation,
                                            rsim::ElementwiseKind::residual,
