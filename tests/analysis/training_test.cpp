@@ -231,15 +231,55 @@ TEST_CASE("training input errors name the key", "[training]") {
   CHECK_THROWS_WITH(load({{"model", "pi05"}}), Catch::Contains("single-stage"));
   CHECK_THROWS_WITH(load({{"workload.phase", "prefill"}, {"workload.microbatches", "2"}}),
                     Catch::Contains("'global_batch_tokens' is for phase: train"));
-  // A pipeline whose stages do not divide the layers: 32 layers over 3 stages.
-  rsim::Scenario scenario = load({{"plan.preset", "megatron_3d"},
+  // Layers of two kinds (Gemma 2 9B: 21 sliding-window layers of 42, one microbatch) that do not
+  // split over 4 stages: where the split puts each kind is unknown.
+  rsim::Scenario scenario = load({{"model", "gemma2_9b"},
+                                  {"workload.microbatches", "1"},
+                                  {"plan.preset", "megatron_3d"},
                                   {"plan.mesh.data", "1 over nvlink"},
-                                  {"plan.mesh.stage", "3 over nvlink"},
+                                  {"plan.mesh.stage", "4 over nvlink"},
                                   {"plan.mesh.model", "2 over nvlink"}});
   rsim::Roofs roofs = rsim::scenario_roofs(scenario, "");
   CHECK_THROWS_WITH(rsim::analyze(std::move(scenario), std::move(roofs)),
-                    Catch::Contains("32 layers of stage 'decoder' do not split over mesh axis "
-                                    "'stage' (3 stages)"));
+                    Catch::Contains("42 layers of stage 'decoder' do not split over mesh axis "
+                                    "'stage' (4 stages), and its layers are not all alike"));
+}
+
+TEST_CASE("a pipeline whose stages do not divide the layers costs the busiest", "[training]") {
+  // Llama 3 8B's 32 layers over 3 stages (TP 2): Megatron's uneven split puts ⌈32/3⌉ = 11 on the
+  // busiest stage (10 + 11 + 11), which sets the pace: every layer op runs 11 times per
+  // microbatch there (8 microbatches: 88), and the device stores 11/32 of the layers' weights.
+  // 32 over 4 stages is the even split: 8 per stage, 64 runs.
+  const auto train = [](const std::string& stages) {
+    return train_8b({{"plan.preset", "megatron_3d"},
+                     {"plan.mesh.data", "1 over nvlink"},
+                     {"plan.mesh.stage", stages + " over nvlink"},
+                     {"plan.mesh.model", "2 over nvlink"}});
+  };
+  const rsim::RunResult uneven = train("3");
+  const rsim::RunResult even = train("4");
+  const auto runs_of = [](const rsim::RunResult& run, const std::string& name) {
+    for (const auto vertex : run.table.order) {
+      if (run.graph.op(vertex).name == name) {
+        return run.graph.op(vertex).count;
+      }
+    }
+    return std::int64_t{-1};
+  };
+  CHECK(runs_of(uneven, "gate_up_proj") == 11 * 8);
+  CHECK(runs_of(even, "gate_up_proj") == 8 * 8);
+  REQUIRE(uneven.notes.size() == even.notes.size() + 1);
+  CHECK_THAT(uneven.notes.back(),
+             Catch::Contains("32 layers do not split evenly over 3 pipeline stages; the busiest "
+                             "holds 11"));
+  // Weights per device over TP 2: 11 or 8 layers of 218,103,808 / 2 = 109,051,904 parameters
+  // and the LM head's 525,336,576 / 2 = 262,668,288 (on every stage of rsim's device graph):
+  // (11 · 109,051,904 + 262,668,288) / (8 · 109,051,904 + 262,668,288) = 1.28822 (the norms'
+  // 8,192 per layer are 10⁻⁵ of it).
+  const double layer = kLayerMatmulParams / 2.0;
+  const double head = kHeadParams / 2.0;
+  CHECK(uneven.footprint.weights.si() / even.footprint.weights.si() ==
+        Approx((11.0 * layer + head) / (8.0 * layer + head)).epsilon(1e-4));
 }
 
 TEST_CASE("FSDP + TP: the forward gathers, the best split and the smallest compute-bound batch",

@@ -57,23 +57,17 @@ TEST_CASE("plan search counts what it rejects, by reason", "[search]") {
   // (2+1+1+4) + (2+1+1+1+4) = 31. With p > 1 stages, one pipeline preset per split of n / p into
   // data × model, τ(n / p) of them (τ: the number of divisors): n = 2: 1; n = 4: τ(2) + τ(1) = 3;
   // n = 8: 3 + 2 + 1 = 6; n = 16: 4 + 3 + 2 + 1 = 10; 20 more, 51 in all.
-  // Rejected: Gemma 2B's 8 query heads over model = 16 (megatron_tp, sequence_parallel: 2), and
-  // its 18 layers over 4, 8 or 16 stages: p = 4 in τ(1) + τ(2) + τ(4) = 6 splits, p = 8 in
-  // 1 + 2 = 3, p = 16 in 1: 10. Every other plan divides (batch 1024, embed 2048, 9 layers).
+  // Rejected: Gemma 2B's 8 query heads over model = 16 (megatron_tp, sequence_parallel: 2).
+  // Its 18 layers over 4, 8 or 16 stages split unevenly (the busiest stage holds 5, 3 or 2) and
+  // are costed so. Every other plan divides (batch 1024, embed 2048).
   const auto result = search("shard_d_vs_batch", 16);
   CHECK(result.seen == 51);
-  CHECK(result.rejected.size() == 12);
-  std::size_t heads = 0;
+  CHECK(result.rejected.size() == 2);
   for (const auto& rejection : result.rejected) {
     CHECK(rejection.reason == rsim::RejectionReason::does_not_divide);
-    if (rejection.mesh == "model: \"16 over ici\"") {
-      ++heads;
-    } else {
-      CHECK_THAT(rejection.detail, Catch::Contains("layers of stage 'decoder' do not split"));
-    }
+    CHECK(rejection.mesh == "model: \"16 over ici\"");
   }
-  CHECK(heads == 2);
-  CHECK(result.ranked.size() == 39);
+  CHECK(result.ranked.size() == 49);
 }
 
 TEST_CASE("plan search is deterministic and marks the Pareto front", "[search]") {

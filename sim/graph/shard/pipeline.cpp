@@ -6,11 +6,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
 
 namespace rsim::shard {
+
+std::int64_t busiest_stage_layers(const OpGraph::Stage& stage, std::int64_t pipeline) {
+  const std::int64_t chunks = pipeline * stage.pipeline_chunks;
+  return stage.pipeline_chunks * ((stage.layers + chunks - 1) / chunks);
+}
 
 void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vertex boundary,
                     const Bytes boundary_bytes, const bool replicated) {
@@ -24,28 +30,54 @@ void place_pipeline(ShardedGraph& sharded, const Plan& plan, const OpGraph::Vert
   }
   OpGraph& graph = sharded.graph;
   bool training = false;
+  // A stage whose layers p·v does not divide: each layer op runs count / L times per layer, on
+  // the busiest device's layers (one kind of layer only: a kind of some layers, like DeepSeek-V3's
+  // 3 dense of 61, would need where the split puts them).
+  std::vector<const OpGraph::Stage*> uneven;
   for (const OpGraph::Stage& stage : graph.stages) {
-    const std::int64_t chunks = mesh.size * stage.pipeline_chunks;
-    if (stage.layers % chunks != 0) {
-      throw PlanError(
-          PlanProblem::does_not_divide,
-          fmt::format(
-              "plan '{}': {} layers of stage '{}' do not split over mesh axis '{}' ({} stages{})",
-              plan.name, stage.layers, stage.name, mesh.name, mesh.size,
-              stage.pipeline_chunks > 1 ? fmt::format(" × {} chunks", stage.pipeline_chunks) : ""));
+    if (stage.layers % (mesh.size * stage.pipeline_chunks) == 0) {
+      continue;
     }
+    const std::int64_t busiest = busiest_stage_layers(stage, mesh.size);
+    for (OpGraph::Vertex vertex = 0; vertex < graph.size(); ++vertex) {
+      const Op& op = graph.op(vertex);
+      if (op.block == Block::layer && op.stage == stage.name && op.count % stage.layers != 0) {
+        throw PlanError(
+            PlanProblem::does_not_divide,
+            fmt::format(
+                "plan '{}': {} layers of stage '{}' do not split over mesh axis '{}' ({} "
+                "stages{}), and its layers are not all alike (op '{}' runs in some of "
+                "them): an uneven split needs one kind of layer",
+                plan.name, stage.layers, stage.name, mesh.name, mesh.size,
+                stage.pipeline_chunks > 1 ? fmt::format(" × {} chunks", stage.pipeline_chunks) : "",
+                op.name));
+      }
+    }
+    uneven.push_back(&stage);
+    sharded.notes.push_back(fmt::format(
+        "{}: {} layers do not split evenly over {} pipeline stages{}; the busiest holds {} "
+        "(Megatron's uneven first and last stages), and rsim costs it",
+        stage.name, stage.layers, mesh.size,
+        stage.pipeline_chunks > 1 ? fmt::format(" × {} chunks", stage.pipeline_chunks) : "",
+        busiest));
   }
   for (OpGraph::Vertex vertex = 0; vertex < graph.size(); ++vertex) {
     Op& op = graph.mutable_op(vertex);
     if (op.block == Block::layer) {
-      // Layers of one kind (DeepSeek-V3's 3 dense of 61, Gemma 2's windowed half) split too.
-      if (op.count % mesh.size != 0) {
+      const auto stage = std::find_if(uneven.begin(), uneven.end(), [&](const auto* candidate) {
+        return candidate->name == op.stage;
+      });
+      if (stage != uneven.end()) {
+        op.count = op.count / (*stage)->layers * busiest_stage_layers(**stage, mesh.size);
+      } else if (op.count % mesh.size != 0) {
+        // Layers of one kind (DeepSeek-V3's 3 dense of 61, Gemma 2's windowed half) split too.
         throw PlanError(PlanProblem::does_not_divide,
                         fmt::format("plan '{}': the {} runs of {}'s layer op '{}' do not split "
                                     "over mesh axis '{}' ({} stages)",
                                     plan.name, op.count, op.stage, op.name, mesh.name, mesh.size));
+      } else {
+        op.count /= mesh.size;
       }
-      op.count /= mesh.size;
     }
     training = training || op.pass == Pass::backward;
   }

@@ -100,10 +100,19 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
   std::map<OpGraph::Vertex, std::vector<Op>> deferred_reductions;
   double stored_weights = 0.0;
   double all_weights = 0.0;
-  // Pipeline stages each hold their own layers' weights.
+  // Pipeline stages each hold their own layers' weights (the busiest stage's share of them).
   const std::optional<std::string> pipeline_axis = plan.pipeline_axis();
-  const double pipeline_stages =
-      pipeline_axis ? static_cast<double>(plan.find_axis(*pipeline_axis)->size) : 1.0;
+  const std::int64_t pipeline_stages =
+      pipeline_axis ? plan.find_axis(*pipeline_axis)->size : std::int64_t{1};
+  const auto layer_share = [&](const Op& op) {
+    for (const OpGraph::Stage& stage : graph.stages) {
+      if (stage.name == op.stage) {
+        return static_cast<double>(shard::busiest_stage_layers(stage, pipeline_stages)) /
+               static_cast<double>(stage.layers);
+      }
+    }
+    return 1.0 / static_cast<double>(pipeline_stages);
+  };
   // The input gradients that several dgrads each produce a partial sum of (q's and kv's: both
   // read the attention norm's output), by the last of them: Megatron-LM runs Q, K and V as one
   // fused GEMM, so the partial sums add up locally and are reduced once, after the last.
@@ -131,11 +140,11 @@ ShardedGraph shard_graph(const OpGraph& graph, const Plan& plan) {
       for (const Tensor& tensor : op.inputs) {
         if (tensor.role == TensorRole::weight) {
           const auto count = static_cast<double>(op.count);
-          const double stages = op.block == Block::layer ? pipeline_stages : 1.0;
+          const double share = op.block == Block::layer ? layer_share(op) : 1.0;
           const Tensor stored = stored_weight(tensor, graph, op);
           all_weights += stored.bytes().si() * count;
           stored_weights +=
-              sharder.local(stored, sharder.layout(stored, op)).bytes().si() * count / stages;
+              sharder.local(stored, sharder.layout(stored, op)).bytes().si() * count * share;
         }
       }
     }
