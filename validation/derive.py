@@ -76,6 +76,16 @@ for n,gbs,sq,t,N in [("nemo2407_h100_fp8_llama2_7b",128,4096,16847,8),("nemo2407
                      ("mbridge2511_h100_fp8_llama3_8b_fsdp",128,8192,14451,8),("mbridge2511_h100_fp8_llama3_70b",128,8192,1602,64)]:
     p(n, gbs*sq/(t*N), "s", f"{gbs}*{sq} / ({t}*{N})")
 
+print("== Llama 3 405B pre-training on H100 (Llama 3 paper Table 4): T = tokens * F / (GPUs * TFLOP/s) ==")
+# F per token = 6 * (matmul parameters: 126 layers + LM head; the input embedding is a gather)
+#             + 6 * L * (heads * head_dim) * s  (attention's QK^T and PV, causal: half of 12 * L * d * s)
+L, d, nh, hd, nkv, ff, V, s = 126, 16384, 128, 128, 8, 53248, 128256, 8192
+layer = d*nh*hd + 2*d*nkv*hd + nh*hd*d + 3*d*ff
+F = 6*(L*layer + V*d) + 6*L*nh*hd*s
+for n,N,X in [("llama3_405b_h100_8192gpu",8192,430e12),("llama3_405b_h100_16384gpu",16384,400e12)]:
+    T = 2048*8192
+    p(n, T*F/(N*X), "s", f"2048*8192 tokens * {F:.5g} FLOP/token / ({N}*{X:.3g})")
+
 print("== MaxText v5e (README 2023-10, TFLOP count of that commit): T = (6*N*s*b + 12*H*L*hd*s^2*b) / X per chip ==")
 def mt(name, E, H, M, L, hd, b, X, V=32768, s=2048):
     N = L*(4*E*H*hd + 2*E*M + 2*E + 2*hd + 32*H) + V*E + E   # attn q,k,v,o; relu MLP wi,wo; 2 layer norms; q/k layernorm; relpos bias; tied embedding; final norm
