@@ -3,6 +3,7 @@
 // both operands' gradients of an unfused attention's GEMMs, FP8 operand casts, FP32 gradients.
 #include "analysis/llama3_8b_training.hpp"
 #include "run_fixture.hpp"
+#include "sim/cost/op_cost.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -64,6 +65,51 @@ TEST_CASE("eager attention copies Q, K, V and O to the GEMMs' layout and back", 
   // Four ops more per layer, the same FLOPs.
   CHECK(eager.graph.size() == unfused.graph.size() + 4);
   CHECK(eager.bounds.total.flops.si() == Approx(unfused.bounds.total.flops.si()));
+}
+
+TEST_CASE("context parallelism splits attention's queries and gathers K and V", "[training]") {
+  // One 1,024-token sequence of Llama 3 8B with its sequence split over 4 devices
+  // (rules: seq → context). Causal attention load-balanced in 8 chunks: each device attends 256
+  // queries after 384 keys on average, 256 · 384 + 256 · 257 / 2 = 131,200 pairs, a quarter of
+  // the sequence's 1,024 · 1,025 / 2 = 524,800; at 2 · (128 + 128) FLOPs per pair and head,
+  // 32 heads: 2,149,580,800 FLOPs per layer. Each pass first gathers K and V (1,024 tokens ·
+  // 8 KV heads · 128 · 2 B each: 4,194,304 B); the backward pass reduce-scatters dK and dV
+  // (2,097,152 B each).
+  auto sets = one_device_1024_tokens();
+  sets.front() = {"plan", "{mesh: {context: 4 over nvlink}, rules: {seq: context}}"};
+  const rsim::RunResult run = train_8b(sets);
+  const auto find = [&](const std::string& name) -> const Op* {
+    for (const auto vertex : run.table.order) {
+      if (run.graph.op(vertex).name == name) {
+        return &run.graph.op(vertex);
+      }
+    }
+    return nullptr;
+  };
+  const Op* attention = find("attention");
+  REQUIRE(attention != nullptr);
+  CHECK(attention->attention.query_tokens == 256);
+  CHECK(attention->attention.cached_tokens == 384);
+  CHECK(rsim::op_flops(*attention).si() == Approx(2.0 * 32 * 256 * 131200));
+  for (const std::string name : {"attention.kv_all_gather", "attention.backward.kv_all_gather"}) {
+    INFO(name);
+    const Op* gather = find(name);
+    REQUIRE(gather != nullptr);
+    CHECK(gather->collective.bytes.si() == Approx(2.0 * 1024 * kK * kH * 2.0));
+    CHECK(gather->role == rsim::CollectiveRole::sequence);
+  }
+  for (const std::string name :
+       {"attention.backward.dk_reduce_scatter", "attention.backward.dv_reduce_scatter"}) {
+    INFO(name);
+    const Op* scatter = find(name);
+    REQUIRE(scatter != nullptr);
+    CHECK(scatter->collective.bytes.si() == Approx(1024 * kK * kH * 2.0));
+  }
+  // 1,028 tokens split 4 ways do not make 8 equal chunks.
+  sets.emplace_back("workload.seq_len", "1028");
+  sets.emplace_back("workload.global_batch_tokens", "1028");
+  CHECK_THROWS_WITH(train_8b(sets), Catch::Contains("1028 tokens of decoder's attention do not "
+                                                    "split into 8 chunks"));
 }
 
 TEST_CASE("training's loss reads the logits and keeps their softmax in fp32", "[training]") {

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include "sim/graph/shard/shard_ops.hpp"
 
+#include "sim/base/error.hpp"
 #include "sim/graph/shard/collective_op.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <string>
@@ -154,12 +157,66 @@ ShardedOp shard_local(const Op& op, const Sharder& sharder, bool attention) {
 
 ShardedOp shard_attention(const Op& op, const Sharder& sharder) {
   ShardedOp result = shard_local(op, sharder, true);
+  AttentionShape& shape = result.op.attention;
   for (const Axis& axis : result.op.inputs.front().axes) {
     if (axis.name == "batch") {
-      result.op.attention.batch = axis.size;
+      shape.batch = axis.size;
     }
     if (axis.name == "heads") {
-      result.op.attention.heads = axis.size;
+      shape.heads = axis.size;
+    }
+  }
+  // Context parallelism: the queries' sequence split c ways (Sharder::layout), every device
+  // attends its S/c queries to all S keys.
+  const auto seq_of = [](const Tensor& tensor) {
+    for (const Axis& axis : tensor.axes) {
+      if (axis.name == "seq") {
+        return axis.size;
+      }
+    }
+    return std::int64_t{0};
+  };
+  const Tensor& query = op.inputs.front();
+  const std::int64_t tokens = seq_of(query);
+  const std::int64_t local = seq_of(result.op.inputs.front());
+  if (local == tokens || local == 0) {
+    return result;
+  }
+  const std::int64_t ways = tokens / local;
+  if (shape.mask == AttentionMask::causal) {
+    // Load-balanced as Megatron-LM's context parallelism and Llama 3's (§3.3.2) split it: the
+    // sequence in 2c chunks, device i holding chunks i and 2c − 1 − i, so each computes
+    // S(S + 1)/(2c) pairs: S/c queries after S(c − 1)/(2c) keys on average (op_cost's
+    // visible_pairs: Q·C + Q(Q + 1)/2 with Q = S/c, C = S(c − 1)/(2c)).
+    if (tokens % (2 * ways) != 0) {
+      throw PlanError(PlanProblem::does_not_divide,
+                      fmt::format("plan '{}': the {} tokens of {}'s attention do not split into "
+                                  "{} chunks (2 per device of its {}-way context parallelism)",
+                                  sharder.plan().name, tokens, op.stage, 2 * ways, ways));
+    }
+    shape.cached_tokens = tokens / (2 * ways) * (ways - 1);
+  } else {
+    shape.cached_tokens = tokens - local;
+  }
+  shape.query_tokens = local;
+  // Every pass gathers K and V from the sequence's shards first (Llama 3's all-gather, §3.3.2;
+  // Megatron-LM's ring passes as many bytes, again in the backward pass); the backward pass's K
+  // and V gradients are partial sums over the devices' queries, reduce-scattered back.
+  const Layout layout = sharder.layout(query, op, true);
+  for (const MeshAxis& mesh : sharder.plan().mesh) {
+    if (mesh.size == 1 || axis_on(query, layout, mesh.name) != "seq") {
+      continue;
+    }
+    result.before.push_back(collective_op(
+        op, CollectiveKind::all_gather, CollectiveRole::sequence, "kv_all_gather",
+        result.op.inputs[1].bytes() + result.op.inputs[2].bytes(), mesh, sharder.plan()));
+    if (op.pass == Pass::backward) {
+      for (std::size_t index = 1; index < result.op.outputs.size(); ++index) {
+        result.after.push_back(
+            collective_op(op, CollectiveKind::reduce_scatter, CollectiveRole::sequence,
+                          fmt::format("{}_reduce_scatter", index == 1 ? "dk" : "dv"),
+                          result.op.outputs[index].bytes(), mesh, sharder.plan()));
+      }
     }
   }
   return result;

@@ -29,6 +29,19 @@ bool attends_to_cache(const Op& op) {
   return op.kind == OpKind::attention ? op.attention.cached_tokens > 0 : keys > queries;
 }
 
+// Attention splits only its queries' sequence (context parallelism: each device attends its own
+// queries to every key, K and V gathered): the query-side tensors (Q, O and their gradients, the
+// ones with query heads) of a fresh pass with no cache or window. Other attention axes named seq
+// or kv_seq stay whole; every other logical axis follows the rules.
+bool context_parallel_axis(const Tensor& tensor, const Op& op, const std::string& logical) {
+  if (logical != "seq" && logical != "kv_seq") {
+    return true;
+  }
+  const AttentionShape& shape = op.attention;
+  return op.kind == OpKind::attention && logical == "seq" && tensor.has_axis("heads") &&
+         shape.cached_tokens == 0 && shape.window == 0;
+}
+
 }  // namespace
 
 bool contains(const std::vector<std::string>& units, const std::string& unit) {
@@ -109,7 +122,7 @@ Layout Sharder::layout(const Tensor& tensor, const Op& op, bool attention) const
                        [&name = logical](const Axis& axis) { return axis.name == name; });
       if (found == tensor.axes.end() ||
           std::find(decided.begin(), decided.end(), logical) != decided.end() ||
-          (attention && (logical == "seq" || logical == "kv_seq"))) {
+          (attention && !context_parallel_axis(tensor, op, logical))) {
         continue;
       }
       decided.push_back(logical);
