@@ -11,6 +11,8 @@
 #include "sim/cost/cost_table.hpp"
 #include "sim/cost/expected.hpp"
 #include "sim/cost/gemm_quantization.hpp"
+#include "sim/explore/calibrate_ncu.hpp"
+#include "sim/explore/calibration_terms.hpp"
 #include "sim/spec/presets.hpp"
 #include "sim/spec/scenario.hpp"
 
@@ -28,56 +30,12 @@
 namespace rsim {
 namespace {
 
-[[noreturn]] void fail(const std::string& file, int line, const std::string& message) {
-  throw InputError(fmt::format("{}:{}: error: {}", file, line, message));
-}
-
-// A device op of a measurement: count × (max over its roofs of T · x[parameter] + the launch).
-struct DeviceTerm {
-  double count = 0.0;
-  std::vector<std::pair<std::size_t, double>> roofs;  // (parameter, T at the roof itself)
-  bool launches = false;
-};
-
-// A collective on one tier: count × (x[latency] + T_bandwidth · x[fraction]); its steps ·
-// t_hop go to the measurement's fixed time.
-struct CollectiveTerm {
-  double count = 0.0;
-  double bandwidth = 0.0;
-  std::size_t fraction = 0;
-  std::size_t latency = 0;
-};
-
-struct Measurement {
-  std::string label;
-  double measured = 0.0;
-  std::vector<DeviceTerm> devices;
-  std::vector<CollectiveTerm> collectives;
-  // What no parameter moves: collectives' hop latencies, and collectives over several tiers.
-  double fixed = 0.0;
-};
-
-// The parameters in play: fractions as 1/η (so the expected time is linear in them), times in s.
-class Parameters {
- public:
-  std::size_t index(const std::string& key, bool fraction, double prior) {
-    const auto found = indices_.find(key);
-    if (found != indices_.end()) {
-      return found->second;
-    }
-    list_.push_back({key, fraction, prior, prior, 0});
-    values_.push_back(fraction ? 1.0 / prior : prior);
-    indices_[key] = list_.size() - 1;
-    return list_.size() - 1;
-  }
-  std::vector<CalibratedParameter>& list() { return list_; }
-  [[nodiscard]] const std::vector<double>& values() const { return values_; }
-
- private:
-  std::vector<CalibratedParameter> list_;
-  std::vector<double> values_;
-  std::map<std::string, std::size_t> indices_;
-};
+using calibration::CollectiveTerm;
+using calibration::device_term;
+using calibration::DeviceTerm;
+using calibration::fail;
+using calibration::Measurement;
+using calibration::Parameters;
 
 // The expected time of `measurement` at `x`, and (if given) its coefficient per parameter: the
 // binding roof of each device op is decided at `x`.
@@ -112,36 +70,6 @@ double expected_at(const Measurement& measurement, const Eigen::VectorXd& x,
     }
   }
   return total;
-}
-
-// A device op's roofs: its compute path (a fused attention pass's own fraction) and every
-// memory tier with a time.
-DeviceTerm device_term(const Op& op, double count, double t_math,
-                       const std::vector<double>& tier_times, const Roofs& roofs,
-                       Parameters& parameters) {
-  DeviceTerm term;
-  term.count = count;
-  term.launches = !(op.kind == OpKind::elementwise && op.fused);
-  const ComputePath* path = roofs.find_path(op.compute_path);
-  if (t_math > 0.0 && path != nullptr) {
-    const std::string key =
-        op.kind == OpKind::attention
-            ? (op.pass == Pass::backward ? "attention.backward" : "attention.forward")
-            : "compute." + path->name;
-    // The fitted fraction is the path's at full tiles (an attention pass's at unbounded length):
-    // a matmul's T_math is first divided by the share its tiles fill (gemm_quantization.hpp), an
-    // attention pass's by its length and head-dim shares (expected.hpp).
-    term.roofs.emplace_back(parameters.index(key, true, compute_efficiency(op, path, roofs)),
-                            t_math / op_shape_share(op, roofs));
-  }
-  for (std::size_t tier = 0; tier < tier_times.size() && tier < roofs.memory.size(); ++tier) {
-    if (tier_times[tier] > 0.0) {
-      const MemoryTier& memory = roofs.memory[tier];
-      term.roofs.emplace_back(parameters.index("memory." + memory.name, true, memory.efficiency),
-                              tier_times[tier]);
-    }
-  }
-  return term;
 }
 
 void add_run(const RunResult& run, Measurement& measurement, Parameters& parameters) {
@@ -377,13 +305,22 @@ double rms(const std::vector<CalibrationRow>& rows, double CalibrationRow::*fiel
 
 }  // namespace
 
-CalibrationResult calibrate(const std::filesystem::path& csv) {
+CalibrationResult calibrate(const std::filesystem::path& csv, const NcuCalibration& ncu) {
   Parameters parameters;
   CalibrationResult result;
   result.file = csv.string();
   double kernel_overhead = 0.0;
+  const bool ncu_export = calibration::is_ncu_export(csv);
+  if (!ncu_export && !ncu.empty()) {
+    throw InputError(fmt::format(
+        "{}: error: --hardware, --scenario and --match are for an Nsight Compute export; this "
+        "CSV's rows name their own GEMM hardware or scenario",
+        result.file));
+  }
   const std::vector<Measurement> measurements =
-      read_measurements(csv, parameters, result.hardware, kernel_overhead);
+      ncu_export ? calibration::read_ncu_measurements(csv, ncu, parameters, result.hardware,
+                                                      kernel_overhead)
+                 : read_measurements(csv, parameters, result.hardware, kernel_overhead);
   const std::size_t overhead = parameters.index("kernel_overhead", false, kernel_overhead);
   const auto count = static_cast<Eigen::Index>(parameters.list().size());
   const auto rows = static_cast<Eigen::Index>(measurements.size());

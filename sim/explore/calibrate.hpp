@@ -7,6 +7,7 @@
 // a linear least-squares problem (Eigen) in 1/η and the times, relative to each measurement,
 // re-decides the binding roofs at the new values, and repeats until nothing changes.
 
+#include "sim/analysis/measured.hpp"
 #include "sim/spec/hardware.hpp"
 
 #include <cstddef>
@@ -45,14 +46,30 @@ struct CalibrationResult {
   int iterations = 0;
 };
 
+/// What an Nsight Compute export needs beside itself: the hardware it ran on, or a scenario (whose
+/// hardware it is) whose ops `matches` give tensor-core kernels their FLOPs (ncu's SASS counters
+/// count CUDA-core instructions only).
+struct NcuCalibration {
+  std::string hardware;  ///< a preset name or a YAML path; "" with a scenario
+  std::string scenario;  ///< a scenario file, for `matches`
+  std::vector<KernelMatch> matches;
+  [[nodiscard]] bool empty() const {
+    return hardware.empty() && scenario.empty() && matches.empty();
+  }
+};
+
 /// Reads measurements from a CSV and fits the efficiencies of the hardware they were taken on.
-/// Two layouts, told apart by their header:
+/// Three layouts, told apart by their header:
 ///   hardware,b,d,f,dtype,measured_s        one GEMM each (X[b,d]·W[d,f], as `rsim matmul`);
 ///   scenario,set,measured_s                an inference scenario (prefill or a decode step),
 ///                                          `set` a ';'-separated list of KEY=VALUE overrides;
+///   an Nsight Compute export               one kernel launch each (`ncu --csv --metrics
+///                                          gpu__time_duration.sum,dram__bytes_read.sum,
+///                                          dram__bytes_write.sum[,SASS FLOP counters]`, the
+///                                          long layout load_ncu_csv reads), with `ncu`;
 /// paths relative to the CSV. Every row must run on one hardware. InputError at file:line for a
-/// bad row, a training scenario (its step is a schedule, not a sum of ops), or fewer rows than
-/// the parameters they move.
-CalibrationResult calibrate(const std::filesystem::path& csv);
+/// bad row, a training scenario (its step is a schedule, not a sum of ops), `ncu` options with
+/// another layout, or fewer rows than the parameters they move.
+CalibrationResult calibrate(const std::filesystem::path& csv, const NcuCalibration& ncu = {});
 
 }  // namespace rsim

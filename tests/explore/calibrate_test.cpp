@@ -122,3 +122,57 @@ TEST_CASE("calibrate refuses what it cannot fit, naming the line", "[calibrate]"
                rsim::test::source_path("scenarios/llama3_8b_train_h100.yaml").string() + ",,1.0\n"),
       Catch::Contains(":2: error:"));
 }
+
+TEST_CASE("calibrate fits the DRAM fraction and launch gap from an Nsight Compute export",
+          "[calibrate]") {
+  // Five streaming kernels on an H100 (ncu's long layout: one row per kernel and metric), timed
+  // as if the HBM ran at η = 0.75 of 3.35 TB/s with a 3 µs launch gap: duration = bytes /
+  // (0.75 · 3.35e12 B/s) + 3 µs; each reads half its bytes and writes half, no CUDA-core FLOPs.
+  TemporaryFile csv("rsim_calibrate_ncu.csv");
+  {
+    std::ofstream out(csv.path);
+    out << "==PROF== Connected to process 7 (python3)\n"
+           "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
+           "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\","
+           "\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+    int id = 0;
+    for (const double bytes : {1e6, 1e7, 1e8, 1e9, 4e9}) {
+      const double nanoseconds = (bytes / (0.75 * 3.35e12) + 3e-6) * 1e9;
+      const auto row = [&](const char* metric, const char* unit, double value) {
+        out << fmt::format(
+            "\"{}\",\"7\",\"python3\",\"h\",\"copy_kernel_{}\",\"1\",\"7\",\"(256, 1, 1)\","
+            "\"(1024, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"{}\",\"{}\","
+            "\"{:.17g}\"\n",
+            id, id, metric, unit, value);
+      };
+      row("dram__bytes_read.sum", "byte", bytes / 2.0);
+      row("dram__bytes_write.sum", "byte", bytes / 2.0);
+      row("gpu__time_duration.sum", "nsecond", nanoseconds);
+      row("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "inst", 0.0);
+      ++id;
+    }
+  }
+  rsim::NcuCalibration ncu;
+  ncu.hardware = "h100_sxm";
+  const rsim::CalibrationResult result = rsim::calibrate(csv.path, ncu);
+  CHECK(result.hardware == "NVIDIA H100 SXM5 80GB");
+  REQUIRE(result.rows.size() == 5);
+  CHECK_THAT(result.rows.front().label, Catch::Contains(":3 (copy_kernel_0)"));
+  REQUIRE(result.parameters.size() == 2);
+  for (const auto& parameter : result.parameters) {
+    INFO(parameter.key);
+    CHECK(parameter.after == Approx(parameter.key == "memory.hbm" ? 0.75 : 3e-6).epsilon(1e-6));
+  }
+  CHECK(result.rms_after < 1e-6);
+  // The export does not say which GPU ran it; the GEMM and scenario layouts name their own.
+  CHECK_THROWS_WITH(rsim::calibrate(csv.path),
+                    Catch::Contains("does not name the hardware it ran on: give --hardware"));
+  TemporaryFile gemms("rsim_calibrate_gemms.csv");
+  {
+    std::ofstream out(gemms.path);
+    out << "hardware,b,d,f,dtype,measured_s\nh100_sxm,8,8,8,bf16,1e-5\n";
+  }
+  CHECK_THROWS_WITH(rsim::calibrate(gemms.path, ncu),
+                    Catch::Contains("--hardware, --scenario and --match are for an Nsight Compute "
+                                    "export"));
+}

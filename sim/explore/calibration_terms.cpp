@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#include "sim/explore/calibration_terms.hpp"
+
+#include "sim/base/error.hpp"
+#include "sim/cost/expected.hpp"
+#include "sim/cost/gemm_quantization.hpp"
+
+#include <fmt/format.h>
+
+namespace rsim::calibration {
+
+void fail(const std::string& file, int line, const std::string& message) {
+  throw InputError(fmt::format("{}:{}: error: {}", file, line, message));
+}
+
+DeviceTerm device_term(const Op& op, double count, double t_math,
+                       const std::vector<double>& tier_times, const Roofs& roofs,
+                       Parameters& parameters) {
+  DeviceTerm term;
+  term.count = count;
+  term.launches = !(op.kind == OpKind::elementwise && op.fused);
+  const ComputePath* path = roofs.find_path(op.compute_path);
+  if (t_math > 0.0 && path != nullptr) {
+    const std::string key =
+        op.kind == OpKind::attention
+            ? (op.pass == Pass::backward ? "attention.backward" : "attention.forward")
+            : "compute." + path->name;
+    // The fitted fraction is the path's at full tiles (an attention pass's at unbounded length):
+    // a matmul's T_math is first divided by the share its tiles fill (gemm_quantization.hpp), an
+    // attention pass's by its length and head-dim shares (expected.hpp).
+    term.roofs.emplace_back(parameters.index(key, true, compute_efficiency(op, path, roofs)),
+                            t_math / op_shape_share(op, roofs));
+  }
+  for (std::size_t tier = 0; tier < tier_times.size() && tier < roofs.memory.size(); ++tier) {
+    if (tier_times[tier] > 0.0) {
+      const MemoryTier& memory = roofs.memory[tier];
+      term.roofs.emplace_back(parameters.index("memory." + memory.name, true, memory.efficiency),
+                              tier_times[tier]);
+    }
+  }
+  return term;
+}
+
+}  // namespace rsim::calibration
