@@ -334,6 +334,21 @@ CalibrationResult calibrate(const std::filesystem::path& csv, const NcuCalibrati
   constexpr double kPull = 1e-6;
   Eigen::VectorXd x = prior;
   const auto scale = [&](Eigen::Index k) { return std::max(std::abs(prior(k)), 1e-9); };
+  // Σ of the squared relative errors at `at`: each pass's least squares holds the binding roofs of
+  // the last x, so a pass can end worse when roofs change; the best x seen (the preset's
+  // included) is the fit.
+  const auto objective = [&](const Eigen::VectorXd& at) {
+    double sum = 0.0;
+    for (const Measurement& measurement : measurements) {
+      const double error =
+          (expected_at(measurement, at, nullptr, overhead) - measurement.measured) /
+          measurement.measured;
+      sum += error * error;
+    }
+    return sum;
+  };
+  Eigen::VectorXd best = x;
+  double least = objective(x);
   for (result.iterations = 1; result.iterations <= 100; ++result.iterations) {
     Eigen::MatrixXd design = Eigen::MatrixXd::Zero(rows + count, count);
     Eigen::VectorXd target(rows + count);
@@ -357,11 +372,16 @@ CalibrationResult calibrate(const std::filesystem::path& csv, const NcuCalibrati
     }
     const double change = (next - x).cwiseAbs().maxCoeff();
     x = next;
+    if (const double at_x = objective(x); at_x < least) {
+      least = at_x;
+      best = x;
+    }
     if (change <= 1e-12 * std::max(1.0, x.cwiseAbs().maxCoeff())) {
       break;
     }
   }
   result.iterations = std::min(result.iterations, 100);
+  x = best;
   // What each parameter moves, at the fit.
   for (const Measurement& measurement : measurements) {
     Eigen::VectorXd coefficients = Eigen::VectorXd::Zero(count);
