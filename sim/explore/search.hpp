@@ -232,6 +232,9 @@ struct TrainingSearchOptions {
   /// Reject without costing what provably does not fit or divide (see search_training_plans);
   /// off costs every plan, for checking that the pruning loses nothing.
   bool prune = true;
+  /// Also try pipeline degrees that do not divide the layers: Megatron-LM's uneven first and last
+  /// stages (Llama 3 405B's 126 layers on 16), the busiest stage holding v·⌈L/(p·v)⌉.
+  bool uneven_stages = false;
   /// How many of the best plans to keep in `ranked` (0: all). Millions of plans are costed;
   /// each task keeps only its best `keep`, so memory does not grow with the space.
   std::size_t keep = 0;
@@ -252,6 +255,8 @@ struct TrainingSearchOptions {
 ///   or 3 (zero3_3d), the last three for d > 1; sequence parallelism off or on (t > 1);
 /// - m ∈ divisors of the global batch B (b = B/(m·d) sequences per microbatch must be whole);
 /// - recompute none, selective, full;
+/// - with uneven_stages, also p ∤ L (p ≤ L), v then ∈ divisors of L with p·v ≤ L whose busiest
+///   stage holds ⌈L/p⌉ layers, as v = 1's does (v·⌈L/(p·v)⌉ = ⌈L/p⌉);
 /// - v ∈ divisors of L/p for p > 1 (1 otherwise); v > 1 needs m % p = 0 (Megatron-LM's
 ///   interleaved schedule, Narayanan et al. 2021 §2.2.2);
 /// - for d > 1, the weight gradients' reductions over 'data' after the backward pass (as the

@@ -33,12 +33,30 @@ std::int64_t overlap_options(const TrainingPlan& shape) { return shape.data > 1 
 std::string bytes_text(Bytes bytes) { return format_quantity(bytes.si(), Dimension::bytes); }
 
 // The interleaves a pipeline of p stages over L layers can take: every v with p·v | L (v = 1
-// without a pipeline, or where p does not divide L and the plan is rejected anyway).
-std::vector<std::int64_t> interleaves(std::int64_t layers, std::int64_t pipeline) {
-  if (pipeline == 1 || layers % pipeline != 0) {
+// without a pipeline, or where p does not divide L and the plan is rejected anyway). With uneven
+// stages and p ∤ L: every v dividing L (a chunk's layers whole) whose busiest stage holds no more
+// than v = 1's, v·⌈L/(p·v)⌉ = ⌈L/p⌉ (shard/pipeline.hpp's busiest_stage_layers): a search costs
+// one v and derives the others' bubbles from it, which needs every v's device to run the same
+// layers.
+std::vector<std::int64_t> interleaves(std::int64_t layers, std::int64_t pipeline, bool uneven) {
+  if (pipeline == 1 || pipeline > layers) {
     return {1};
   }
-  return divisors(layers / pipeline);
+  if (layers % pipeline == 0) {
+    return divisors(layers / pipeline);
+  }
+  if (!uneven) {
+    return {1};
+  }
+  const auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+  std::vector<std::int64_t> chunks;
+  for (const std::int64_t v : divisors(layers)) {
+    if (pipeline * v <= layers &&
+        v * ceil_div(layers, pipeline * v) == ceil_div(layers, pipeline)) {
+      chunks.push_back(v);
+    }
+  }
+  return chunks;
 }
 
 // What a search needs to know of the scenario, once.
@@ -60,6 +78,7 @@ struct SearchContext {
   double model_flops = 0.0;
   double peak = 0.0;  // FLOP/s of the matmuls' compute path
   bool prune = true;
+  bool uneven_stages = false;
   // The transformer blocks' share of the parameters: what offloading streams layer by layer.
   double layer_share = 0.0;
   std::size_t keep = 0;
@@ -75,8 +94,12 @@ constexpr unsigned kOffloadAll = 7U;
 unsigned offload_masks(const Roofs& roofs) { return roofs.host_memory ? kOffloadAll + 1 : 1U; }
 
 // The scenario keys (workload.*) of a plan's schedule: its interleave, overlaps and offloading.
-Training training_choice(const TrainingPlan& plan, std::int64_t interleave, unsigned offload) {
+// The weight gathers' overlap (FSDP / ZeRO prefetch) is the scenario's engine's, not a choice of
+// the search: `rsim run` of the plan keeps it too.
+Training training_choice(const TrainingPlan& plan, std::int64_t interleave, unsigned offload,
+                         bool overlap_weights) {
   Training choice;
+  choice.overlap_weights = overlap_weights;
   choice.microbatches = plan.microbatches;
   choice.recompute = plan.recompute;
   choice.pipeline_interleave = interleave;
@@ -197,7 +220,8 @@ class TrainingSearcher {
   [[nodiscard]] TaskResult run(const TrainingPlan& shape, TileCache& cache) const {
     TaskResult result;
     Leaderboard board(context_.keep, context_.rank_by);
-    const std::vector<std::int64_t> chunks = interleaves(context_.layers, shape.pipeline);
+    const std::vector<std::int64_t> chunks =
+        interleaves(context_.layers, shape.pipeline, context_.uneven_stages);
     // The plans of one m: every v, each with every derived variant.
     const auto all_v = static_cast<std::int64_t>(chunks.size()) * variants(shape, context_.roofs);
     const std::vector<std::int64_t> counts = divisors(context_.scenario.workload.batch);
@@ -231,7 +255,8 @@ class TrainingSearcher {
       reject_all(kMeshReason, error.what());
       return result;
     }
-    if (context_.layers % shape.pipeline != 0) {
+    if (context_.layers % shape.pipeline != 0 &&
+        !(context_.uneven_stages && shape.pipeline <= context_.layers)) {
       reject_all(kLayersReason, fmt::format("{} layers do not split into {} stages",
                                             context_.layers, shape.pipeline));
       return result;
@@ -345,7 +370,8 @@ class TrainingSearcher {
     }
     const ScheduleInputs& inputs = *run->schedule;
     const unsigned masks = offload_masks(context_.roofs);
-    Training choice = training_choice(point, 1, masks > 1 ? kOffloadAll : 0U);
+    Training choice = training_choice(point, 1, masks > 1 ? kOffloadAll : 0U,
+                                      context_.scenario.workload.training.overlap_weights);
     const Footprint smallest = schedule_step(inputs, choice).footprint;
     if (!smallest.fits()) {
       result.rejected.push_back(
@@ -379,7 +405,8 @@ class TrainingSearcher {
         plan_v.offload_weights = (mask & kOffloadWeights) != 0U;
         plan_v.offload_activations = (mask & kOffloadActivations) != 0U;
         plan_v.offload_optimizer = (mask & kOffloadOptimizer) != 0U;
-        choice = training_choice(plan_v, chunk, mask);
+        choice = training_choice(plan_v, chunk, mask,
+                                 context_.scenario.workload.training.overlap_weights);
         const StepTimes stored = schedule_step(inputs, choice);
         if (!stored.footprint.fits() || stored.host_bytes > inputs.host_capacity) {
           const bool main = !stored.footprint.fits();
@@ -492,6 +519,7 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
       main_memory.capacity * static_cast<double>(main_memory.count) - scenario.host_share;
   std::tie(context.model_flops, context.peak) = model_flops(scenario, roofs);
   context.prune = options.prune;
+  context.uneven_stages = options.uneven_stages;
   const ParameterCount parameters = count_parameters(scenario.model);
   context.layer_share = static_cast<double>(parameters.layers) /
                         static_cast<double>(std::max<std::int64_t>(parameters.total(), 1));
@@ -513,7 +541,8 @@ TrainingSearchResult search_training_plans(const Scenario& scenario, const Roofs
   for (const std::int64_t tensor : divisors(devices)) {
     for (const std::int64_t pipeline : divisors(devices / tensor)) {
       const std::int64_t data = devices / (tensor * pipeline);
-      const auto chunks = static_cast<std::int64_t>(interleaves(context.layers, pipeline).size());
+      const auto chunks = static_cast<std::int64_t>(
+          interleaves(context.layers, pipeline, context.uneven_stages).size());
       for (const std::int64_t placement : distinct_placements(roofs, tensor, pipeline, data)) {
         for (const std::int64_t zero_stage : {0, 1, 2, 3}) {
           for (const bool sequence_parallel : {false, true}) {

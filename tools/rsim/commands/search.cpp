@@ -27,6 +27,7 @@ struct SearchOptionsCli {
   std::size_t top = 10;
   std::int64_t threads = 0;
   bool exhaustive = false;
+  bool uneven_stages = false;
   std::string shard;
   std::string slo;
   std::string plot;
@@ -99,6 +100,7 @@ int training_search_command(const SearchOptionsCli& options, RankBy rank_by, Sha
   search.rank_by = rank_by;
   search.threads = options.threads;
   search.prune = !options.exhaustive;
+  search.uneven_stages = options.uneven_stages;
   search.keep = options.top;
   search.progress = progress_bar(err, "plan shapes");
   search.cancel = &sweep_interrupted;
@@ -188,6 +190,9 @@ Command add_search_command(CLI::App& app) {
       ->add_option("--threads", options->threads,
                    "Worker threads for a training search (default: all cores)")
       ->check(non_negative_number());
+  search->add_flag("--uneven-stages", options->uneven_stages,
+                   "Training: also try pipeline degrees that do not divide the layers (Megatron's "
+                   "uneven first and last stages; the busiest stage is costed)");
   search->add_flag(
       "--exhaustive", options->exhaustive,
       "Training: cost every plan, pruning none by memory first (to check the pruning)");
