@@ -60,22 +60,26 @@ void StageBuilder::add_unfused_attention(const std::string& prefix, bool windowe
   const std::vector<Axis> key_axes{batch(), kv_seq, kv_heads, head_dim};
   const bool eager = scenario_.fusion.attention == AttentionKernels::eager;
   std::vector<OpGraph::Vertex> score_producers = producers;
+  Tensor keys{"k", key_axes, key_dtype, key_role};
+  Tensor values{"v", key_axes, key_dtype, key_role};
   if (eager) {
     // Eager PyTorch holds Q, K, V as [b, s, h, d] and its batched GEMMs take [b·h, s, d]: the
-    // reshape of the transposed view copies each (a read and a write, no FLOPs). With a cache,
-    // the keys copied are all of them (Hugging Face's cache concatenation copies them too).
+    // reshape of the transposed view copies each (a read and a write, no FLOPs). Under GQA the
+    // copies of K and V are expanded to every query head (Hugging Face's repeat_kv: expand, then
+    // reshape), group × the bytes, and the GEMMs read them so. With a cache, the keys copied are
+    // all of them (Hugging Face's cache concatenation copies them too).
+    const std::vector<Axis> expanded{batch(), kv_seq, kv_heads, group, head_dim};
     Op copy = elementwise(prefix + "attention_layout", ElementwiseKind::layout, 0.0,
-                          {activation("q", q_axes),
-                           {"k", key_axes, key_dtype, key_role},
-                           {"v", key_axes, key_dtype, key_role}},
-                          activation("q_batched", q_axes));
-    copy.outputs.push_back({"k_batched", key_axes, key_dtype, TensorRole::activation});
-    copy.outputs.push_back({"v_batched", key_axes, key_dtype, TensorRole::activation});
+                          {activation("q", q_axes), keys, values}, activation("q_batched", q_axes));
+    keys = {"k_batched", expanded, key_dtype, TensorRole::activation};
+    values = {"v_batched", expanded, key_dtype, TensorRole::activation};
+    copy.outputs.push_back(keys);
+    copy.outputs.push_back(values);
     add(std::move(copy), producers);
     score_producers = previous();
   }
-  add(matmul(prefix + "attention_scores", "attention_scores", activation("q", q_axes),
-             {"k", key_axes, key_dtype, key_role}, score_axes, 0),
+  add(matmul(prefix + "attention_scores", "attention_scores", activation("q", q_axes), keys,
+             score_axes, 0),
       score_producers);
   add(elementwise(prefix + "softmax", ElementwiseKind::softmax, kSoftmaxFlops,
                   {activation("scores", score_axes)}, activation("probabilities", score_axes)),
@@ -91,8 +95,7 @@ void StageBuilder::add_unfused_attention(const std::string& prefix, bool windowe
     add(std::move(dropout), previous());
   }
   add(matmul(prefix + "attention_values", "attention_scores",
-             activation("probabilities", score_axes), {"v", key_axes, key_dtype, key_role}, q_axes,
-             0),
+             activation("probabilities", score_axes), values, q_axes, 0),
       previous());
   if (eager) {
     // O back from [b·h, s, d] to [b, s, h·d] for the output projection (.contiguous()).

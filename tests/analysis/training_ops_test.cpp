@@ -42,19 +42,26 @@ TEST_CASE("attention dropout writes the dropped probabilities and a mask", "[tra
 
 TEST_CASE("eager attention copies Q, K, V and O to the GEMMs' layout and back", "[training]") {
   // One 1,024-token sequence of Llama 3 8B in bf16. Eager PyTorch copies Q (1,024 · 32 heads ·
-  // 128 = 4,194,304 elements) and K and V (1,024 · 8 KV heads · 128 = 1,048,576 each) before
-  // Q·Kᵀ, a read and a write of 2 B each: (4,194,304 + 2 · 1,048,576) · 4 B = 25,165,824 B; O
-  // (4,194,304 elements) back after P·V: 16,777,216 B. Each copy's backward copies the
-  // gradients back: the same bytes. Megatron's unfused attention copies nothing.
+  // 128 = 4,194,304 elements) before Q·Kᵀ and K and V (1,024 · 8 KV heads · 128 = 1,048,576
+  // each), expanded to the 32 query heads (repeat_kv: 4,194,304 each): reads (4,194,304 + 2 ·
+  // 1,048,576) · 2 B = 12,582,912 B, writes (4,194,304 + 2 · 4,194,304) · 2 B = 25,165,824 B,
+  // 37,748,736 B in all; O (4,194,304 elements) back after P·V: 16,777,216 B. Each copy's
+  // backward copies the gradients back (the expanded ones summed): the same bytes. Megatron's
+  // unfused attention copies nothing.
   auto sets = one_device_1024_tokens();
   sets.emplace_back("fusion.attention", "eager");
   const rsim::RunResult eager = train_8b(sets);
   const double q = 1024.0 * kN * kH;
   const double kv = 1024.0 * kK * kH;
-  CHECK(op_bytes(eager, "attention_layout") ==
-        std::pair{rsim::Pass::forward, (q + 2.0 * kv) * 4.0});
-  CHECK(op_bytes(eager, "attention_layout.backward") ==
-        std::pair{rsim::Pass::backward, (q + 2.0 * kv) * 4.0});
+  const double copies = (q + 2.0 * kv) * 2.0 + (q + 2.0 * kv * 4.0) * 2.0;
+  CHECK(op_bytes(eager, "attention_layout") == std::pair{rsim::Pass::forward, copies});
+  CHECK(op_bytes(eager, "attention_layout.backward") == std::pair{rsim::Pass::backward, copies});
+  // Q·Kᵀ reads the expanded K: 4,194,304 · 2 B.
+  for (const auto vertex : eager.table.order) {
+    if (eager.graph.op(vertex).name == "attention_scores") {
+      CHECK(eager.graph.op(vertex).inputs[1].bytes().si() == Approx(q * 2.0));
+    }
+  }
   CHECK(op_bytes(eager, "attention_output_layout") == std::pair{rsim::Pass::forward, q * 4.0});
   CHECK(op_bytes(eager, "attention_output_layout.backward") ==
         std::pair{rsim::Pass::backward, q * 4.0});
