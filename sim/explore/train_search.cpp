@@ -6,6 +6,7 @@
 #include "sim/base/parallel.hpp"
 #include "sim/explore/mesh_placement.hpp"
 #include "sim/explore/search.hpp"
+#include "sim/explore/train_ranking.hpp"
 
 #include <fmt/format.h>
 
@@ -15,6 +16,9 @@
 
 namespace rsim {
 namespace {
+
+using train_ranking::Leaderboard;
+using train_ranking::RanksBefore;
 
 constexpr RejectionReason kMeshReason = RejectionReason::mesh_tiers;
 constexpr RejectionReason kLayersReason = RejectionReason::layers;
@@ -120,90 +124,6 @@ std::int64_t variants(const TrainingPlan& shape, const Roofs& roofs) {
   return overlap_options(shape) * tensor_options(shape) *
          static_cast<std::int64_t>(offload_masks(roofs));
 }
-
-auto plan_key(const TrainingPlan& plan) {
-  return std::make_tuple(plan.tensor, plan.pipeline, plan.zero_stage, plan.sequence_parallel,
-                         plan.microbatches, static_cast<int>(plan.recompute), plan.interleave,
-                         plan.overlap_gradients, plan.overlap_tensor, plan.offload_weights,
-                         plan.offload_activations, plan.offload_optimizer, plan.placement);
-}
-
-// The ranked step first (by default the expected: the time a run takes, with collective
-// latency, kernel efficiency and only the overlaps the plan names), then the bounds, then the
-// plan.
-auto rank_key(double expected, double lower, double upper, const TrainingPlan& plan,
-              RankBy rank_by) {
-  return std::make_tuple(by_rank(rank_by, lower, expected, upper), lower, upper, plan_key(plan));
-}
-
-auto rank_key(const TrainingCandidate& candidate, RankBy rank_by) {
-  return rank_key(candidate.step_expected.si(), candidate.step_lower.si(),
-                  candidate.step_upper.si(), candidate.plan, rank_by);
-}
-
-}  // namespace
-
-std::vector<double> rank_key_values(const TrainingCandidate& candidate, RankBy rank_by) {
-  std::vector<double> values;
-  const auto add = [&](auto value) { values.push_back(static_cast<double>(value)); };
-  const auto [ranked, lower, upper, plan] = rank_key(candidate, rank_by);
-  add(ranked);
-  add(lower);
-  add(upper);
-  std::apply([&](auto... fields) { (add(fields), ...); }, plan);
-  return values;
-}
-
-namespace {
-
-// Whether `left` ranks before `right` by `rank_by`.
-struct RanksBefore {
-  RankBy rank_by = RankBy::expected;
-  bool operator()(const TrainingCandidate& left, const TrainingCandidate& right) const {
-    return rank_key(left, rank_by) < rank_key(right, rank_by);
-  }
-};
-
-// The best `keep` candidates one task has seen (all of them when keep is 0). It keeps up to
-// 2·keep and trims to the best keep, so admitting is one comparison with the last kept.
-class Leaderboard {
- public:
-  Leaderboard(std::size_t keep, RankBy rank_by) : keep_(keep), before_{rank_by} {}
-
-  [[nodiscard]] bool admits(const StepTimes& times, const TrainingPlan& plan) const {
-    return !bar_ || rank_key(times.step_expected, times.step_lower, times.step_upper, plan,
-                             before_.rank_by) < rank_key(*bar_, before_.rank_by);
-  }
-
-  void add(TrainingCandidate candidate) {
-    entries_.push_back(std::move(candidate));
-    if (keep_ > 0 && entries_.size() >= 2 * keep_) {
-      trim();
-    }
-  }
-
-  std::vector<TrainingCandidate> take() {
-    if (keep_ > 0) {
-      trim();
-    }
-    return std::move(entries_);
-  }
-
- private:
-  void trim() {
-    const auto kept = static_cast<std::ptrdiff_t>(std::min(keep_, entries_.size()));
-    std::partial_sort(entries_.begin(), entries_.begin() + kept, entries_.end(), before_);
-    entries_.erase(entries_.begin() + kept, entries_.end());
-    if (entries_.size() == keep_) {
-      bar_ = entries_.back();
-    }
-  }
-
-  std::size_t keep_;
-  RanksBefore before_;
-  std::vector<TrainingCandidate> entries_;
-  std::optional<TrainingCandidate> bar_;  // the worst kept once `keep` are: what must be beaten
-};
 
 struct TaskResult {
   std::vector<TrainingCandidate> candidates;
