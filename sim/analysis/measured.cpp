@@ -354,6 +354,7 @@ std::vector<KernelOnRoofs> place_kernels(const std::vector<MeasuredKernel>& kern
       const Op& op = run->graph.op(run->table.order[row]);
       result.flops = run->table.costs[row].flops;  // one launch = one instance of the op
       result.flops_source = "op " + op.qualified_name();
+      result.op_row = row;
       result.compute_path = op.compute_path;
     } else if (kernel.sass_flops) {
       result.flops = *kernel.sass_flops;

@@ -51,6 +51,7 @@ struct KernelOnRoofs {
   MeasuredKernel kernel;
   Flops flops;
   std::string flops_source;           ///< "sass" or "op prefix/layer/q_proj"
+  std::optional<std::size_t> op_row;  ///< the matched op's row in the run's table (none: SASS)
   std::string compute_path;           ///< the roof it is measured against
   double intensity = 0.0;             ///< FLOPs / DRAM byte
   FlopsPerSecond achieved;            ///< FLOPs / duration

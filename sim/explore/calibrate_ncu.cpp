@@ -26,24 +26,6 @@ bool is_ncu_export(const std::filesystem::path& csv) {
   return false;
 }
 
-namespace {
-
-// The op a kernel was matched to (place_kernels' "op NAME"), nullptr for SASS FLOPs.
-const Op* matched_op(const KernelOnRoofs& kernel, const RunResult* run) {
-  if (run == nullptr || kernel.flops_source.rfind("op ", 0) != 0) {
-    return nullptr;
-  }
-  const std::string name = kernel.flops_source.substr(3);
-  for (const OpGraph::Vertex vertex : run->table.order) {
-    if (run->graph.op(vertex).qualified_name() == name) {
-      return &run->graph.op(vertex);
-    }
-  }
-  return nullptr;
-}
-
-}  // namespace
-
 std::vector<Measurement> read_ncu_measurements(const std::filesystem::path& csv,
                                                const NcuCalibration& ncu, Parameters& parameters,
                                                std::string& hardware, double& kernel_overhead) {
@@ -83,10 +65,11 @@ std::vector<Measurement> read_ncu_measurements(const std::filesystem::path& csv,
                     kernel.kernel.name.size() > 40 ? kernel.kernel.name.substr(0, 39) + "…"
                                                    : kernel.kernel.name);
     const std::vector<double> tiers{kernel.kernel.dram_bytes.si() / dram.bandwidth->si()};
-    if (const Op* op = matched_op(kernel, run ? &*run : nullptr)) {
-      const ComputePath* path = roofs.find_path(op->compute_path);
+    if (kernel.op_row && run) {
+      const Op& op = run->graph.op(run->table.order[*kernel.op_row]);
+      const ComputePath* path = roofs.find_path(op.compute_path);
       measurement.devices.push_back(
-          device_term(*op, 1.0, path != nullptr ? kernel.flops.si() / path->peak.si() : 0.0, tiers,
+          device_term(op, 1.0, path != nullptr ? kernel.flops.si() / path->peak.si() : 0.0, tiers,
                       roofs, parameters));
     } else {
       DeviceTerm term;
