@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "sim/graph/stage_builder.hpp"
 
+#include "sim/base/dtype.hpp"
 #include "sim/base/error.hpp"
 #include "sim/graph/elementwise_flops.hpp"
 #include "sim/graph/loss.hpp"
@@ -45,6 +46,10 @@ Tensor StageBuilder::weight(std::string name, std::vector<Axis> axes) const {
 }
 
 OpGraph::Vertex StageBuilder::add(Op op, const std::vector<OpGraph::Vertex>& producers) {
+  if (const std::optional<DType> path = input_cast(op)) {
+    const OpGraph::Vertex cast = add_input_cast(op, *path, producers);
+    return add(std::move(op), {cast});
+  }
   op.stage = stage_.name;
   op.block = block_;
   op.count = count_;
@@ -54,6 +59,47 @@ OpGraph::Vertex StageBuilder::add(Op op, const std::vector<OpGraph::Vertex>& pro
     graph_.add_edge(producer, vertex, tensor);
   }
   last_ = vertex;
+  return vertex;
+}
+
+// An FP8 (INT8, FP4) GEMM takes both operands in its own type (cuBLASLt's FP8 matmul: A and B
+// e4m3 or e5m2), so activations kept wider are cast before it: a read of X and a write of X in
+// the path's type, a kernel of its own (torch._scaled_mm after x.to(float8_e4m3fn)) unless the
+// engine fuses it into the op before (`into_matmul: [quantize]`: TensorRT-LLM's and vLLM's
+// norm + quantize kernels). Training adds its casts with the backward (backward.cpp).
+std::optional<DType> StageBuilder::input_cast(const Op& op) const {
+  if (scenario_.workload.phase == Phase::train || op.kind != OpKind::matmul ||
+      op.inputs.size() < 2 || op.inputs[1].role != TensorRole::weight) {
+    return std::nullopt;
+  }
+  const std::optional<DType> path = compute_path_dtype(op.compute_path);
+  // Activations already in a narrow type (a policy's FP8 or NVFP4 activations) need none.
+  if (!path || bytes_per_element(*path) > 1.0 ||
+      bytes_per_element(op.inputs.front().dtype) <= 1.0) {
+    return std::nullopt;
+  }
+  return path;
+}
+
+OpGraph::Vertex StageBuilder::add_input_cast(Op& op, DType path,
+                                             const std::vector<OpGraph::Vertex>& producers) {
+  Tensor& x = op.inputs.front();
+  const std::string source = x.name;
+  const DType wide_dtype = x.dtype;
+  x.name += ".cast";
+  x.dtype = path;
+  for (const InputCast& cast : input_casts_) {
+    if (cast.tensor == source && cast.producers == producers) {
+      return cast.vertex;
+    }
+  }
+  Tensor wide = x;
+  wide.name = source;
+  wide.dtype = wide_dtype;
+  // A scale and a conversion per element.
+  Op cast = elementwise(op.name + ".quantize", ElementwiseKind::quantize, 2.0, {wide}, x);
+  const OpGraph::Vertex vertex = add(std::move(cast), producers);
+  input_casts_.push_back({source, producers, vertex});
   return vertex;
 }
 

@@ -40,6 +40,12 @@ class StageBuilder {
   [[nodiscard]] Tensor activation(std::string name, std::vector<Axis> axes) const;
   [[nodiscard]] Tensor weight(std::string name, std::vector<Axis> axes) const;
   OpGraph::Vertex add(Op op, const std::vector<OpGraph::Vertex>& producers);
+  /// Inference on a narrower compute path (FP8, INT8, FP4) than the activations: the GEMM
+  /// reads X in its own type, so X is cast first; nullopt when `op` needs no cast.
+  [[nodiscard]] std::optional<DType> input_cast(const Op& op) const;
+  /// The cast of `op`'s X (added once for the GEMMs that read the same X from the same
+  /// producers); `op` then reads the cast X.
+  OpGraph::Vertex add_input_cast(Op& op, DType path, const std::vector<OpGraph::Vertex>& producers);
   [[nodiscard]] std::vector<OpGraph::Vertex> previous() const;
   [[nodiscard]] Op matmul(std::string name, std::string_view group, Tensor input,
                           Tensor weight_tensor, std::vector<Axis> out_axes,
@@ -93,6 +99,12 @@ class StageBuilder {
   std::optional<OpGraph::Vertex> last_;
   std::optional<OpGraph::Vertex> kv_writer_;
   std::optional<OpGraph::Vertex> cache_source_;
+  struct InputCast {
+    std::string tensor;
+    std::vector<OpGraph::Vertex> producers;
+    OpGraph::Vertex vertex;
+  };
+  std::vector<InputCast> input_casts_;
 };
 
 }  // namespace rsim
