@@ -38,10 +38,10 @@ TEST_CASE("the shipped validation set: every lower bound at or below its measure
   }
   const auto summary = rsim::summarize_validation(results);
   CHECK(summary.passed());
-  // Not scored: FlashAttention-2 on Hopper (two published H100 cases, five timed on an H200) and
+  // Not scored: FlashAttention-2 on Hopper (two published H100 cases, five timed on an H200),
   // TensorRT Edge-LLM 0.4.0's batched NVFP4 and INT4 AWQ prefills and batch-8 NVFP4 decode on
-  // Thor.
-  CHECK(summary.scored + 10 == summary.cases);
+  // Thor, and TensorRT-LLM v0.6.1's Llama 2 70B 2,048 / 2,048 run, 1.85× slower than v0.9.0's.
+  CHECK(summary.scored + 11 == summary.cases);
 }
 
 TEST_CASE("a case whose lower bound is above its measurement fails validation", "[validation]") {
