@@ -285,6 +285,10 @@ CostPlan plan_costs(const OpGraph& graph, const std::vector<OpGraph::Vertex>& or
   for (const MemoryTier& tier : roofs.memory) {
     plan.inverse_tier_efficiency.push_back(1.0 / tier.efficiency);
   }
+  if (!roofs.memory.empty()) {
+    plan.inverse_serial_main_efficiency =
+        1.0 / roofs.attention_efficiency.unfused_memory.value_or(roofs.memory.front().efficiency);
+  }
   return plan;
 }
 

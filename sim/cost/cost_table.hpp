@@ -34,6 +34,8 @@ struct CostPlan {
   /// Rows whose math and memory time add rather than overlap (serial_math_memory).
   Eigen::Array<bool, Eigen::Dynamic, 1> serial_rows;
   std::vector<double> inverse_tier_efficiency;
+  /// 1 / the main memory's fraction for the serial rows (memory_efficiency).
+  double inverse_serial_main_efficiency = 1.0;
   /// Compiles the plan for re-costing `graph` (the graph it was planned for, which must stay
   /// where it is) at size after size, a batch line's: matmuls and plain ops read their sizes
   /// through pointers, and matmuls keep their settled tile searches and answer from them. The

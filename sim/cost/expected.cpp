@@ -25,7 +25,7 @@ double device_expected(const Op& op, const ComputePath* path, double t_math, std
       t_math * (1.0 / (compute_efficiency(op, path, roofs) * op_shape_share(op, roofs)));
   double memory = 0.0;
   for (std::size_t tier = 0; tier < tiers; ++tier) {
-    memory = std::max(memory, tier_time(tier) * (1.0 / roofs.memory[tier].efficiency));
+    memory = std::max(memory, tier_time(tier) * (1.0 / memory_efficiency(op, tier, roofs)));
   }
   const double longest = device_busy(math, memory, serial_math_memory(op));
   const bool launches = !(op.kind == OpKind::elementwise && op.fused) && longest > 0.0;
@@ -33,6 +33,11 @@ double device_expected(const Op& op, const ComputePath* path, double t_math, std
 }
 
 }  // namespace
+
+double memory_efficiency(const Op& op, std::size_t tier, const Roofs& roofs) {
+  const std::optional<double>& unfused = roofs.attention_efficiency.unfused_memory;
+  return tier == 0 && unfused && serial_math_memory(op) ? *unfused : roofs.memory[tier].efficiency;
+}
 
 bool serial_math_memory(const Op& op) {
   if (op.kind != OpKind::matmul) {
@@ -127,12 +132,14 @@ void expected_device_rows(const CostPlan& plan, CostTable& table,
     }
     const double math =
         table.times(row, CostTable::kMathColumn) * plan.inverse_path_efficiency(row);
+    const bool serial = plan.serial_rows(row);
     double memory = 0.0;
     for (std::size_t tier = 0; tier < plan.inverse_tier_efficiency.size(); ++tier) {
       memory = std::max(memory, table.times(row, CostTable::tier_column(tier)) *
-                                    plan.inverse_tier_efficiency[tier]);
+                                    (serial && tier == 0 ? plan.inverse_serial_main_efficiency
+                                                         : plan.inverse_tier_efficiency[tier]));
     }
-    const double longest = device_busy(math, memory, plan.serial_rows(row));
+    const double longest = device_busy(math, memory, serial);
     table.expected(row) = longest + (longest > 0.0 ? plan.launch_overhead(row) : 0.0);
   };
   if (rows == nullptr) {

@@ -17,7 +17,9 @@ namespace rsim {
 /// Expected time of one instance of each device row of `table` (its times already filled), in one
 /// pass (a batch line re-costs a table per point):
 ///   max(T_math / η_path, T_tier / η_tier for every memory tier) + kernel overhead
-///   (none for an elementwise op fused into its matmul, or an op with no work).
+///   (none for an elementwise op fused into its matmul, or an op with no work); a GEMM of two
+///   activations adds its math and memory instead, its main memory at its own η
+///   (memory_efficiency).
 /// A collective's row is left as it is: expected_collective_time fills it, on one tier
 ///   α + hop latency × the algorithm's steps (a ring's N − 1 per pass) + bandwidth time / η_net;
 ///   over several tiers the largest α + the lower bound's latency + bandwidth time / the smallest
@@ -30,6 +32,11 @@ void expected_device_rows(const CostPlan& plan, CostTable& table,
 /// Whether an op's math and memory time add in its expected time rather than overlap: a batched
 /// GEMM of two activations (an unfused attention's score GEMMs and their gradients).
 bool serial_math_memory(const Op& op);
+
+/// The fraction of memory tier `tier`'s bandwidth `op` reaches: the tier's (`efficiency.memory`),
+/// but on the main memory (tier 0) an unfused attention's GEMM (serial_math_memory) reaches
+/// `efficiency.attention.unfused_memory` where the hardware gives it.
+double memory_efficiency(const Op& op, std::size_t tier, const Roofs& roofs);
 
 /// The fraction of its compute path's peak `op` reaches: a fused attention's pass's
 /// (`efficiency.attention`) where the hardware gives one, else the path's (1 without a path).

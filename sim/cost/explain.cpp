@@ -71,29 +71,34 @@ std::string traffic_line(const Op& op, const TierCost& tier) {
                      op.inputs.size() > 2 ? " + bias" : "");
 }
 
-// "expected = max(T_math / (0.8 × tiles fill 97 %), T_hbm / 0.89, …) + launch 2.5 µs = …": the
-// expected time's terms (sim/cost/expected.hpp) with the fractions put in.
+// "expected = max(T_math / (0.8 × tiles fill 97 %), T_hbm / 0.89, …) + launch 2.5 µs = …" (a GEMM
+// of two activations: "T_math / … + max(T_hbm / …, …)"): the expected time's terms
+// (sim/cost/expected.hpp) with the fractions put in.
 std::string expected_line(const Op& op, const OpCost& cost, const Roofs& roofs) {
   const ComputePath* path = roofs.find_path(op.compute_path);
-  std::vector<std::string> terms;
   const double share = op_shape_share(op, roofs);
-  terms.push_back(fmt::format(
+  const std::string math = fmt::format(
       "T_math / ({:.3g}{})", compute_efficiency(op, path, roofs),
       share < 1.0
           ? fmt::format(" × {} {:.3g} %",
                         op.kind == OpKind::attention ? "length and head-dim share" : "tiles fill",
                         100.0 * share)
-          : ""));
+          : "");
+  std::vector<std::string> memory_terms;
   for (std::size_t index = 0; index < cost.tiers.size() && index < roofs.memory.size(); ++index) {
     if (roofs.memory[index].bandwidth) {
-      terms.push_back(
-          fmt::format("T_{} / {:.3g}", cost.tiers[index].tier, roofs.memory[index].efficiency));
+      memory_terms.push_back(fmt::format("T_{} / {:.3g}", cost.tiers[index].tier,
+                                         memory_efficiency(op, index, roofs)));
     }
   }
+  // A GEMM of two activations adds its math and memory (serial_math_memory).
+  const std::string sum = serial_math_memory(op)
+                              ? fmt::format("{} + max({})", math, fmt::join(memory_terms, ", "))
+                              : fmt::format("max({}{}{})", math, memory_terms.empty() ? "" : ", ",
+                                            fmt::join(memory_terms, ", "));
   const bool launches = !(op.kind == OpKind::elementwise && op.fused);
   return fmt::format(
-      "  expected = max({}){} = {} (per instance; the hardware's efficiency:)",
-      fmt::join(terms, ", "),
+      "  expected = {}{} = {} (per instance; the hardware's efficiency:)", sum,
       launches ? " + launch " + format_quantity(roofs.kernel_overhead.si(), Dimension::seconds)
                : "",
       format_quantity(expected_device_time(op, cost, roofs), Dimension::seconds));

@@ -33,8 +33,13 @@ DeviceTerm device_term(const Op& op, double count, double t_math,
   }
   for (std::size_t tier = 0; tier < tier_times.size() && tier < roofs.memory.size(); ++tier) {
     if (tier_times[tier] > 0.0) {
-      const MemoryTier& memory = roofs.memory[tier];
-      term.roofs.emplace_back(parameters.index("memory." + memory.name, true, memory.efficiency),
+      // An unfused attention's GEMM streams the main memory at its own fraction where the
+      // hardware gives one (memory_efficiency), a parameter of its own.
+      const bool unfused = tier == 0 && serial_math_memory(op) &&
+                           roofs.attention_efficiency.unfused_memory.has_value();
+      const std::string key =
+          unfused ? std::string("attention.unfused_memory") : "memory." + roofs.memory[tier].name;
+      term.roofs.emplace_back(parameters.index(key, true, memory_efficiency(op, tier, roofs)),
                               tier_times[tier]);
     }
   }

@@ -120,7 +120,8 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
     parse_fractions(*compute, spec.compute, "compute path");
   }
   if (const ConfigNode* attention = node.find("attention")) {
-    attention->allow_only({"forward", "backward", "length_overhead", "head_dim_overhead"});
+    attention->allow_only(
+        {"forward", "backward", "length_overhead", "head_dim_overhead", "unfused_memory"});
     const auto pass = [](const ConfigNode* entry, std::optional<double>& fraction) {
       if (entry != nullptr) {
         entry->allow_only({"fraction", "source", "derived"});
@@ -130,12 +131,15 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
     };
     pass(attention->find("forward"), spec.attention_efficiency.forward);
     pass(attention->find("backward"), spec.attention_efficiency.backward);
-    // An overhead `{UNIT: x, source}` in [0, most]: its value, or 0 where absent.
+    pass(attention->find("unfused_memory"), spec.attention_efficiency.unfused_memory);
+    // An overhead `{UNIT: x, source}` in [0, most]: its value, or where absent what the spec
+    // had (0 in a hardware file; a calibration overlay's attention section keeps the preset's).
     const auto overhead = [&](const char* key, const char* unit, double most,
-                              std::string_view most_text, std::string_view meaning) {
+                              std::string_view most_text, std::string_view meaning,
+                              double current) {
       const ConfigNode* entry = attention->find(key);
       if (entry == nullptr) {
-        return 0.0;
+        return current;
       }
       entry->allow_only({unit, "source", "derived"});
       const ConfigNode& amount = entry->at(unit);
@@ -146,12 +150,13 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
       parse_provenance(*entry);
       return value;
     };
-    spec.attention_efficiency.length_overhead =
-        overhead("length_overhead", "tokens", 1e6, "1,000,000",
-                 "the keys' worth of a query tile's fixed work");
+    spec.attention_efficiency.length_overhead = overhead(
+        "length_overhead", "tokens", 1e6, "1,000,000",
+        "the keys' worth of a query tile's fixed work", spec.attention_efficiency.length_overhead);
     spec.attention_efficiency.head_dim_overhead =
         overhead("head_dim_overhead", "dims", 1e4, "10,000",
-                 "the head dimensions' worth of each score's work beside the matmuls");
+                 "the head dimensions' worth of each score's work beside the matmuls",
+                 spec.attention_efficiency.head_dim_overhead);
   }
   if (const ConfigNode* memory = node.find("memory")) {
     parse_fractions(*memory, spec.memory, "memory tier");

@@ -121,6 +121,11 @@ struct AttentionEfficiency {
   /// at [d / (d + this)] / [128 / (128 + this)] of its fraction, which is given at head dim 128
   /// (`efficiency.attention.head_dim_overhead.dims`; 0: none).
   double head_dim_overhead = 0.0;
+  /// The share of the main memory's bandwidth an unfused attention's batched GEMMs reach (a
+  /// GEMM of two activations: Q·Kᵀ, P·V and their gradients, whose K or N is the head dim and
+  /// whose s × s scores dominate the traffic), in place of the tier's own fraction
+  /// (`efficiency.attention.unfused_memory.fraction`; nullopt: the tier's).
+  std::optional<double> unfused_memory;
 };
 
 /// One output tile a GEMM kernel gives each compute unit (a CTA's M × N on an SM).

@@ -94,6 +94,33 @@ TEST_CASE("a GEMM of two activations adds its math and memory time", "[expected]
   CHECK_FALSE(rsim::serial_math_memory(gemm));
 }
 
+TEST_CASE("an unfused attention's GEMM streams the main memory at its own fraction", "[expected]") {
+  // The activation GEMM above on the A100 80GB, whose preset gives unfused attention's GEMMs
+  // 0.575 of the HBM (efficiency.attention.unfused_memory, fitted to FlashAttention-2's PyTorch
+  // bars). Math: 2·8192² / 312e12 at 0.83 (bf16) and its tile fill: M = 1 runs 16-row tiles
+  // (mma.sync m16n8), 32 of 16×256 split 2 ways along K (64 ≤ 108 SMs, K/2 = 4096 ≥ 1024): 108 ·
+  // 16 · 256 · 4096 issued for 8192² useful, 1/27. Memory: 134,250,496 B at 0.575 × 2.039 TB/s
+  // = 114.5 µs (a weight's GEMM: at the HBM's 0.84). + the A100's 2.7 µs launch.
+  const auto a100 = rsim::test::preset_roofs("a100_sxm_80gb");
+  auto gemm = rsim::make_matmul(
+      {1, 8192, 8192, rsim::DType::bf16, rsim::DType::bf16, rsim::DType::bf16, "bf16", false});
+  gemm.stage = std::string("s");
+  gemm.inputs[1].role = rsim::TensorRole::activation;
+  const double t_math = 2.0 * 8192.0 * 8192.0 / 312e12;
+  const double bytes = 134'250'496.0;
+  const auto table = cost_alone(gemm, a100);
+  CHECK(table.expected(0) == Approx(t_math * 27.0 / 0.83 + bytes / (0.575 * 2.039e12) + 2.7e-6));
+  CHECK(rsim::memory_efficiency(gemm, 0, a100) == 0.575);
+  // A weight's GEMM, and the H100 (no unfused_memory), keep the tier's own fraction.
+  gemm.inputs[1].role = rsim::TensorRole::weight;
+  CHECK(rsim::memory_efficiency(gemm, 0, a100) == 0.84);
+  gemm.inputs[1].role = rsim::TensorRole::activation;
+  CHECK(rsim::memory_efficiency(gemm, 0, rsim::test::preset_roofs("h100_sxm")) == 0.89);
+  // analyze()'s per-op expected (device_expected) agrees with the table's.
+  CHECK(rsim::expected_device_time(gemm, rsim::cost_op(gemm, a100, {}), a100) ==
+        Approx(table.expected(0)).epsilon(1e-12));
+}
+
 TEST_CASE("expected time of a collective: α + steps × hop latency + bytes / bus bandwidth",
           "[expected][collectives]") {
   const auto h100 = rsim::test::preset_roofs("h100_sxm");

@@ -92,6 +92,27 @@ TEST_CASE("calibrate recovers known efficiencies from synthetic GEMM times", "[c
                     Catch::Contains("a calibration of 'NVIDIA H100 SXM5 80GB' applied to"));
 }
 
+TEST_CASE("an overlay's attention fraction keeps the preset's attention overheads", "[calibrate]") {
+  // rsim calibrate writes `attention: {forward: {fraction: …}}` for a fitted attention pass; the
+  // H100 preset's length and head-dim overheads (300 tokens, 51.2 dims: hardware/h100_sxm.yaml)
+  // are not in the overlay and stay, as its unfused-memory fraction is added.
+  TemporaryFile overlay("rsim_calibrate_attention.yaml");
+  {
+    std::ofstream out(overlay.path);
+    out << "hardware: \"NVIDIA H100 SXM5 80GB\"\n"
+           "efficiency:\n"
+           "  attention:\n"
+           "    forward: {fraction: 0.5, derived: test}\n"
+           "    unfused_memory: {fraction: 0.6, derived: test}\n";
+  }
+  auto spec = rsim::load_hardware(rsim::test::source_path("hardware/h100_sxm.yaml"));
+  rsim::apply_calibration(overlay.path, spec);
+  CHECK(spec.attention_efficiency.forward == Approx(0.5));
+  CHECK(spec.attention_efficiency.unfused_memory == Approx(0.6));
+  CHECK(spec.attention_efficiency.length_overhead == 300.0);
+  CHECK(spec.attention_efficiency.head_dim_overhead == 51.2);
+}
+
 TEST_CASE("calibrate refuses what it cannot fit, naming the line", "[calibrate]") {
   TemporaryFile csv("rsim_calibrate_bad.csv");
   const auto error_of = [&](const std::string& text) {
