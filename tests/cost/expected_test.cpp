@@ -159,6 +159,8 @@ TEST_CASE("efficiency figures are checked: fraction, names, source", "[expected]
   CHECK_THAT(h100_error_of("efficiency.kernel_overhead.time", "fast"), Catch::Contains("time"));
   CHECK_THAT(h100_error_of("efficiency.network.nvlink.processor_usage", "1.5"),
              Catch::Contains("a share of the device's compute in [0, 1), got 1.5"));
+  CHECK_THAT(h100_error_of("efficiency.attention.unfused_memory.fraction", "1.2"),
+             Catch::Contains("a fraction of the roof in (0, 1], got 1.2"));
 }
 
 TEST_CASE("fused attention reaches its own fraction of the peak, per pass", "[expected]") {
