@@ -50,6 +50,16 @@ std::string h100_error_of(const std::string& key, const std::string& value) {
   return std::string("(no error)");
 }
 
+// The decode-shaped bf16 matmul 1×8192 · 8192×8192, its W a weight or (an unfused attention's
+// score GEMMs and their gradients) an activation.
+rsim::Op gemv_8192(rsim::TensorRole w_role) {
+  auto op = rsim::make_matmul(
+      {1, 8192, 8192, rsim::DType::bf16, rsim::DType::bf16, rsim::DType::bf16, "bf16", false});
+  op.stage = std::string("s");
+  op.inputs[1].role = w_role;
+  return op;
+}
+
 }  // namespace
 
 TEST_CASE("expected time of a matmul: roofs at their fractions plus a launch", "[expected]") {
@@ -65,10 +75,7 @@ TEST_CASE("expected time of a matmul: roofs at their fractions plus a launch", "
   CHECK(table.expected(0) == Approx(t_math / (0.80 * 2048.0 / 2112.0) + 4.2e-6));
   // A decode-shaped matmul (1×8192·8192×8192) is HBM-bound: bytes 2·(8192 + 8192² + 8192)
   // = 134,250,496 B at 0.89 × 3.35 TB/s = 45.03 µs, + 4.2 µs.
-  auto gemv = rsim::make_matmul(
-      {1, 8192, 8192, rsim::DType::bf16, rsim::DType::bf16, rsim::DType::bf16, "bf16", false});
-  gemv.stage = std::string("s");
-  const auto decode = cost_alone(gemv, h100);
+  const auto decode = cost_alone(gemv_8192(rsim::TensorRole::weight), h100);
   CHECK(decode.expected(0) == Approx(134'250'496.0 / (0.89 * 3.35e12) + 4.2e-6));
   CHECK(decode.expected(0) > decode.times.row(0).maxCoeff());
 }
@@ -80,10 +87,7 @@ TEST_CASE("a GEMM of two activations adds its math and memory time", "[expected]
   // (128 ≤ 132 SMs, K/4 = 2048 ≥ 1024): 132 · 64 · 256 · 2048 issued for 8192² useful, 1/66;
   // so 135.66 ns · 66 / 0.80 = 11.19 µs. Memory: 45.03 µs as above. + 4.2 µs.
   const auto h100 = rsim::test::preset_roofs("h100_sxm");
-  auto gemm = rsim::make_matmul(
-      {1, 8192, 8192, rsim::DType::bf16, rsim::DType::bf16, rsim::DType::bf16, "bf16", false});
-  gemm.stage = std::string("s");
-  gemm.inputs[1].role = rsim::TensorRole::activation;
+  auto gemm = gemv_8192(rsim::TensorRole::activation);
   CHECK(rsim::serial_math_memory(gemm));
   const auto table = cost_alone(gemm, h100);
   const double t_math = 2.0 * 8192.0 * 8192.0 / 989.4e12;
@@ -102,10 +106,7 @@ TEST_CASE("an unfused attention's GEMM streams the main memory at its own fracti
   // 16 · 256 · 4096 issued for 8192² useful, 1/27. Memory: 134,250,496 B at 0.575 × 2.039 TB/s
   // = 114.5 µs (a weight's GEMM: at the HBM's 0.84). + the A100's 2.7 µs launch.
   const auto a100 = rsim::test::preset_roofs("a100_sxm_80gb");
-  auto gemm = rsim::make_matmul(
-      {1, 8192, 8192, rsim::DType::bf16, rsim::DType::bf16, rsim::DType::bf16, "bf16", false});
-  gemm.stage = std::string("s");
-  gemm.inputs[1].role = rsim::TensorRole::activation;
+  auto gemm = gemv_8192(rsim::TensorRole::activation);
   const double t_math = 2.0 * 8192.0 * 8192.0 / 312e12;
   const double bytes = 134'250'496.0;
   const auto table = cost_alone(gemm, a100);
