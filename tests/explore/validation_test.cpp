@@ -161,3 +161,49 @@ TEST_CASE("the validation summary splits the accuracy figures by category", "[va
   CHECK(json["summary"]["categories"][1]["median_expected_over_measured"].get<double>() ==
         Approx(0.80));
 }
+
+TEST_CASE("the validation set's A100 80GB has the shipped preset's figures", "[validation]") {
+  // validation/scenarios name validation/hardware/a100_sxm_80gb.yaml, a copy of the preset with its
+  // own wording of the sources: its roofs and efficiencies must be the preset's, or the cases
+  // would check a hardware file no user runs.
+  const auto shipped = rsim::load_hardware(rsim::test::source_path("hardware/a100_sxm_80gb.yaml"));
+  const auto copy =
+      rsim::load_hardware(rsim::test::source_path("validation/hardware/a100_sxm_80gb.yaml"));
+  CHECK(copy.name == shipped.name);
+  REQUIRE(copy.compute.size() == shipped.compute.size());
+  for (std::size_t index = 0; index < shipped.compute.size(); ++index) {
+    CAPTURE(shipped.compute[index].name);
+    CHECK(copy.compute[index].name == shipped.compute[index].name);
+    CHECK(copy.compute[index].peak.si() == shipped.compute[index].peak.si());
+    CHECK(copy.compute[index].efficiency == shipped.compute[index].efficiency);
+  }
+  REQUIRE(copy.memory.size() == shipped.memory.size());
+  for (std::size_t index = 0; index < shipped.memory.size(); ++index) {
+    CAPTURE(shipped.memory[index].name);
+    CHECK(copy.memory[index].name == shipped.memory[index].name);
+    CHECK(copy.memory[index].bandwidth.has_value() == shipped.memory[index].bandwidth.has_value());
+    if (copy.memory[index].bandwidth && shipped.memory[index].bandwidth) {
+      CHECK(copy.memory[index].bandwidth->si() == shipped.memory[index].bandwidth->si());
+    }
+    CHECK(copy.memory[index].capacity.si() == shipped.memory[index].capacity.si());
+    CHECK(copy.memory[index].efficiency == shipped.memory[index].efficiency);
+  }
+  REQUIRE(copy.network.size() == shipped.network.size());
+  for (std::size_t index = 0; index < shipped.network.size(); ++index) {
+    CAPTURE(shipped.network[index].name);
+    CHECK(copy.network[index].bandwidth.si() == shipped.network[index].bandwidth.si());
+    CHECK(copy.network[index].efficiency == shipped.network[index].efficiency);
+    CHECK(copy.network[index].call_latency.si() == shipped.network[index].call_latency.si());
+    CHECK(copy.network[index].processor_usage == shipped.network[index].processor_usage);
+  }
+  CHECK(copy.kernel_overhead.si() == shipped.kernel_overhead.si());
+  const auto& attention = shipped.attention_efficiency;
+  CHECK(copy.attention_efficiency.forward == attention.forward);
+  CHECK(copy.attention_efficiency.backward == attention.backward);
+  CHECK(copy.attention_efficiency.length_overhead == attention.length_overhead);
+  CHECK(copy.attention_efficiency.head_dim_overhead == attention.head_dim_overhead);
+  CHECK(copy.attention_efficiency.unfused_memory == attention.unfused_memory);
+  CHECK(copy.gemm_quantization.units == shipped.gemm_quantization.units);
+  CHECK(copy.gemm_quantization.split_k_min == shipped.gemm_quantization.split_k_min);
+  CHECK(copy.gemm_quantization.tiles.size() == shipped.gemm_quantization.tiles.size());
+}
