@@ -65,8 +65,9 @@ OpGraph::Vertex StageBuilder::add(Op op, const std::vector<OpGraph::Vertex>& pro
 // An FP8 (INT8, FP4) GEMM takes both operands in its own type (cuBLASLt's FP8 matmul: A and B
 // e4m3 or e5m2), so activations kept wider are cast before it: a read of X and a write of X in
 // the path's type, a kernel of its own (torch._scaled_mm after x.to(float8_e4m3fn)) unless the
-// engine fuses it into the op before (`into_matmul: [quantize]`: TensorRT-LLM's and vLLM's
-// norm + quantize kernels). Training adds its casts with the backward (backward.cpp).
+// engine fuses it into the op before (`into_matmul: [quantize]`: vLLM's and TensorRT-LLM's
+// PyTorch backend's norm + quantize kernels). Training adds its casts with the backward
+// (backward.cpp).
 std::optional<DType> StageBuilder::input_cast(const Op& op) const {
   if (scenario_.workload.phase == Phase::train || op.kind != OpKind::matmul ||
       op.inputs.size() < 2 || op.inputs[1].role != TensorRole::weight) {
