@@ -43,17 +43,29 @@ double expected_at(const Measurement& measurement, const Eigen::VectorXd& x,
                    Eigen::VectorXd* coefficients, std::size_t overhead) {
   double total = measurement.fixed;
   for (const DeviceTerm& term : measurement.devices) {
+    // A serial term's compute roof always counts; the longest of the rest is added to it.
+    const std::size_t first = term.serial ? 1 : 0;
+    double math = 0.0;
+    if (term.serial) {
+      const auto& [parameter, time] = term.roofs.front();
+      math = time * x(static_cast<Eigen::Index>(parameter));
+      if (coefficients != nullptr) {
+        (*coefficients)(static_cast<Eigen::Index>(parameter)) += term.count * time;
+      }
+    }
     double longest = 0.0;
     std::optional<std::pair<std::size_t, double>> binding;
-    for (const auto& [parameter, time] : term.roofs) {
+    for (std::size_t roof = first; roof < term.roofs.size(); ++roof) {
+      const auto& [parameter, time] = term.roofs[roof];
       const double scaled = time * x(static_cast<Eigen::Index>(parameter));
       if (scaled > longest) {
         longest = scaled;
         binding = {parameter, time};
       }
     }
-    const bool launch = term.launches && longest > 0.0;
-    total += term.count * (longest + (launch ? x(static_cast<Eigen::Index>(overhead)) : 0.0));
+    const double busy = math + longest;
+    const bool launch = term.launches && busy > 0.0;
+    total += term.count * (busy + (launch ? x(static_cast<Eigen::Index>(overhead)) : 0.0));
     if (coefficients != nullptr && binding) {
       (*coefficients)(static_cast<Eigen::Index>(binding->first)) += term.count * binding->second;
     }

@@ -30,6 +30,7 @@ DeviceTerm device_term(const Op& op, double count, double t_math,
     // attention pass's by its length and head-dim shares (expected.hpp).
     term.roofs.emplace_back(parameters.index(key, true, compute_efficiency(op, path, roofs)),
                             t_math / op_shape_share(op, roofs));
+    term.serial = serial_math_memory(op);
   }
   for (std::size_t tier = 0; tier < tier_times.size() && tier < roofs.memory.size(); ++tier) {
     if (tier_times[tier] > 0.0) {

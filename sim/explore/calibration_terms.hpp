@@ -19,11 +19,14 @@ namespace rsim::calibration {
 /// An InputError "file:line: error: message".
 [[noreturn]] void fail(const std::string& file, int line, const std::string& message);
 
-/// A device op of a measurement: count × (max over its roofs of T · x[parameter] + the launch).
+/// A device op of a measurement: count × (max over its roofs of T · x[parameter] + the launch);
+/// a GEMM of two activations (`serial`: serial_math_memory) adds its compute roof, roofs[0], to
+/// the longest of the others instead, as its expected time does.
 struct DeviceTerm {
   double count = 0.0;
   std::vector<std::pair<std::size_t, double>> roofs;  // (parameter, T at the roof itself)
   bool launches = false;
+  bool serial = false;
 };
 
 // A collective on one tier: count × (x[latency] + T_bandwidth · x[fraction]); its steps ·
