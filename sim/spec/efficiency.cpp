@@ -132,31 +132,29 @@ void parse_efficiency(const ConfigNode& node, HardwareSpec& spec) {
     pass(attention->find("forward"), spec.attention_efficiency.forward);
     pass(attention->find("backward"), spec.attention_efficiency.backward);
     pass(attention->find("unfused_memory"), spec.attention_efficiency.unfused_memory);
-    // An overhead `{UNIT: x, source}` in [0, most]: its value, or where absent what the spec
-    // had (0 in a hardware file; a calibration overlay's attention section keeps the preset's).
+    // An overhead `{UNIT: x, source}` in [0, most] into `value`, left as it is where absent (0
+    // from a hardware file; a calibration overlay's attention section keeps the preset's).
     const auto overhead = [&](const char* key, const char* unit, double most,
-                              std::string_view most_text, std::string_view meaning,
-                              double current) {
+                              std::string_view most_text, std::string_view meaning, double& value) {
       const ConfigNode* entry = attention->find(key);
       if (entry == nullptr) {
-        return current;
+        return;
       }
       entry->allow_only({unit, "source", "derived"});
       const ConfigNode& amount = entry->at(unit);
-      const double value = amount.as_number();
-      if (!(value >= 0.0 && value <= most)) {
-        amount.fail(fmt::format("{}: {}, from 0 to {}, got {}", unit, meaning, most_text, value));
+      const double number = amount.as_number();
+      if (!(number >= 0.0 && number <= most)) {
+        amount.fail(fmt::format("{}: {}, from 0 to {}, got {}", unit, meaning, most_text, number));
       }
       parse_provenance(*entry);
-      return value;
+      value = number;
     };
-    spec.attention_efficiency.length_overhead = overhead(
-        "length_overhead", "tokens", 1e6, "1,000,000",
-        "the keys' worth of a query tile's fixed work", spec.attention_efficiency.length_overhead);
-    spec.attention_efficiency.head_dim_overhead =
-        overhead("head_dim_overhead", "dims", 1e4, "10,000",
-                 "the head dimensions' worth of each score's work beside the matmuls",
-                 spec.attention_efficiency.head_dim_overhead);
+    overhead("length_overhead", "tokens", 1e6, "1,000,000",
+             "the keys' worth of a query tile's fixed work",
+             spec.attention_efficiency.length_overhead);
+    overhead("head_dim_overhead", "dims", 1e4, "10,000",
+             "the head dimensions' worth of each score's work beside the matmuls",
+             spec.attention_efficiency.head_dim_overhead);
   }
   if (const ConfigNode* memory = node.find("memory")) {
     parse_fractions(*memory, spec.memory, "memory tier");
