@@ -73,6 +73,7 @@ using BytesPerSecond = Quantity<BytesPerSecondTag>;  ///< bytes per second
 using FlopsPerSecond = Quantity<FlopsPerSecondTag>;  ///< operations per second
 using Hertz = Quantity<HertzTag>;                    ///< cycles per second
 using OptionalBytes = OptionalQuantity<BytesTag>;    ///< bytes or none
+using OptionalFlops = OptionalQuantity<FlopsTag>;    ///< operations or none
 
 /// Time to move `bytes` at `bandwidth`: T_comms = bytes / bandwidth.
 constexpr Seconds operator/(Bytes bytes, BytesPerSecond bandwidth) {

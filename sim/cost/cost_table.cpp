@@ -199,14 +199,14 @@ void write_times(const Op& op, const OpCostPlan& plan, Flops flops, Bytes ideal,
 }
 
 // A compiled op (matmul or plain) from its sizes: recost_compiled's figures, with the tiers'
-// kept searches answering by their winners' bytes where they can.
+// kept searches answering by their winners' bytes where they can. `shape`: a matmul's GEMM shape
+// (compiled_gemm_shape), which quantize_row takes too.
 void compiled_times(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
                     const Roofs& roofs, const TileChoices& tiles, TileCache& cache,
-                    CostTable& table, Eigen::Index row) {
+                    const GemmShape& shape, CostTable& table, Eigen::Index row) {
   const OpSizes& sizes = *plan.sizes;
   const Bytes ideal = plan.ideal_bytes ? *plan.ideal_bytes : compiled_ideal_bytes(op, sizes);
   const bool tiled = op.kind == OpKind::matmul && ideal.si() > 0.0;
-  const GemmShape shape = tiled ? compiled_gemm_shape(sizes) : GemmShape{};
   const auto inner_bytes = [&](std::size_t index) -> OptionalBytes {
     if (const auto settled =
             settled_tier_bytes(op, plan, shape, inner_tiers[index], index, cache)) {
@@ -217,8 +217,8 @@ void compiled_times(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>
     }
     return std::nullopt;
   };
-  write_times(op, plan, compiled_flops(op, sizes), ideal, tiled, inner_bytes, Seconds(0.0), roofs,
-              table, row);
+  const Flops flops = plan.flops ? *plan.flops : compiled_flops(op, sizes);
+  write_times(op, plan, flops, ideal, tiled, inner_bytes, Seconds(0.0), roofs, table, row);
 }
 
 // A fused attention: cost_op's FLOPs, ideal bytes and FMHA tiles (tiled_traffic's flash search).
@@ -227,7 +227,9 @@ void attention_times(const Op& op, const OpCostPlan& plan,
                      TileCache& cache, CostTable& table, Eigen::Index row) {
   const Bytes ideal = plan.ideal_bytes ? *plan.ideal_bytes : op_bytes(op);
   const bool tiled = ideal.si() > 0.0;
-  const FlashShape shape = tiled ? flash_shape(op) : FlashShape{};
+  const FlashShape shape = !tiled       ? FlashShape{}
+                           : plan.flash ? flash_shape(op, *plan.flash)
+                                        : flash_shape(op);
   const auto inner_bytes = [&](std::size_t index) -> OptionalBytes {
     if (const auto traffic = best_flash_tile(shape, inner_tiers[index].budget, &cache)) {
       return traffic->bytes;
@@ -297,6 +299,9 @@ void CostPlan::compile(const OpGraph& graph, const std::vector<OpGraph::Vertex>&
   for (std::size_t row = 0; row < order.size(); ++row) {
     const Op& op = graph.op(order[row]);
     OpCostPlan& plan = ops[row];
+    if (op.kind == OpKind::attention && op.inputs.size() >= 3) {
+      plan.flash = flash_layout(op);
+    }
     if (!compiled_kind(op.kind)) {
       continue;
     }
@@ -402,7 +407,8 @@ void for_rows(const CostPlan& plan, const CostTable& table, const std::vector<st
 // A matmul row's 1 / (its path's efficiency × how its tiles fill the units) at its current
 // shape, an attention row's 1 / (its pass's efficiency × its length and head-dim shares): what
 // expected_device_rows divides its T_math by.
-void quantize_row(const Op& op, CostPlan& plan, std::size_t row, const Roofs& roofs) {
+void quantize_row(const Op& op, CostPlan& plan, std::size_t row, const Roofs& roofs,
+                  const GemmShape* compiled_shape = nullptr) {
   if (op.kind == OpKind::attention && (roofs.attention_efficiency.length_overhead > 0.0 ||
                                        roofs.attention_efficiency.head_dim_overhead > 0.0)) {
     plan.inverse_path_efficiency(static_cast<Eigen::Index>(row)) =
@@ -414,8 +420,9 @@ void quantize_row(const Op& op, CostPlan& plan, std::size_t row, const Roofs& ro
     return;
   }
   const OpCostPlan& op_plan = plan.ops[row];
-  const GemmShape shape =
-      op_plan.sizes ? compiled_gemm_shape(*op_plan.sizes) : gemm_shape(op, *op_plan.gemm);
+  const GemmShape shape = compiled_shape != nullptr ? *compiled_shape
+                          : op_plan.sizes           ? compiled_gemm_shape(*op_plan.sizes)
+                                                    : gemm_shape(op, *op_plan.gemm);
   plan.inverse_path_efficiency(static_cast<Eigen::Index>(row)) =
       1.0 / (compute_efficiency(op, op_plan.path, roofs) *
              gemm_quantization(shape, roofs.gemm_quantization));
@@ -447,8 +454,13 @@ void recost_times(const OpGraph& graph, CostPlan& plan, const Roofs& roofs,
     OpCostPlan& op_plan = plan.ops[row];
     const auto index = static_cast<Eigen::Index>(row);
     if (compiled(op_plan, &cache)) {
-      compiled_times(op, op_plan, plan.inner_tiers, roofs, tiles, cache, table, index);
-    } else if (op.kind == OpKind::attention) {
+      const GemmShape shape =
+          op.kind == OpKind::matmul ? compiled_gemm_shape(*op_plan.sizes) : GemmShape{};
+      compiled_times(op, op_plan, plan.inner_tiers, roofs, tiles, cache, shape, table, index);
+      quantize_row(op, plan, row, roofs, &shape);
+      return;
+    }
+    if (op.kind == OpKind::attention) {
       attention_times(op, op_plan, plan.inner_tiers, roofs, cache, table, index);
     } else if (op.kind == OpKind::collective) {
       collective_times(op, op_plan, roofs, table, index);

@@ -119,10 +119,14 @@ struct OpCostPlan {
   std::vector<SettledGemm> settled;
   /// Matmuls and plain ops of a compiled plan: their sizes.
   std::optional<OpSizes> sizes;
+  /// Fused attentions of a compiled plan: where their FlashShape reads its figures.
+  std::optional<FlashLayout> flash;
   /// The op's ideal bytes (op_bytes) at its current sizes, where the caller knows them exactly
   /// (a batch line: affine in the batch); recost_times then takes them instead of summing the
   /// tensors. Unset: summed.
   OptionalBytes ideal_bytes;
+  /// Its FLOPs (op_flops) likewise, for a matmul or a plain op. Unset: from the sizes.
+  OptionalFlops flops;
 };
 
 /// InputError if the op's compute path does not exist.

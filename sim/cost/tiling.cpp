@@ -49,15 +49,6 @@ std::int64_t axis_product(const std::array<const Tensor*, 3>& tensors,
   return product;
 }
 
-std::int64_t axis_size(const Tensor& tensor, std::string_view name, std::int64_t otherwise) {
-  for (const Axis& axis : tensor.axes) {
-    if (axis.name == name) {
-      return axis.size;
-    }
-  }
-  return otherwise;
-}
-
 }  // namespace
 
 GemmAxes gemm_axes(const Op& matmul) {
@@ -88,11 +79,39 @@ GemmShape gemm_shape(const Op& matmul, const GemmAxes& axes) {
 
 GemmShape gemm_shape(const Op& matmul) { return gemm_shape(matmul, gemm_axes(matmul)); }
 
-FlashShape flash_shape(const Op& attention) {
+FlashLayout flash_layout(const Op& attention) {
   RSIM_CHECK(attention.kind == OpKind::attention && attention.inputs.size() >= 3,
              "flash_shape of an op that is not a fused attention");
+  FlashLayout layout;
+  const std::vector<Axis>& key_axes = attention.inputs[1].axes;
+  for (std::size_t axis = 0; axis < key_axes.size(); ++axis) {
+    if (key_axes[axis].name == "kv_heads") {
+      layout.kv_heads_axis = static_cast<int>(axis);
+      break;
+    }
+  }
+  // K and V (and their caches) are re-read per query tile; an input laid out like Q (the
+  // backward's O and dO) is read once per query tile like Q itself. Counting O and dO as K/V
+  // re-reads made the backward's bytes grow with the query heads per KV head (issue 21, #2).
+  const auto same_axes = [](const Tensor& a, const Tensor& b) {
+    return std::equal(a.axes.begin(), a.axes.end(), b.axes.begin(), b.axes.end(),
+                      [](const Axis& x, const Axis& y) { return x.name == y.name; });
+  };
+  for (const Tensor& input : attention.inputs) {
+    layout.query_like.push_back(same_axes(input, attention.inputs[0]));
+  }
+  return layout;
+}
+
+FlashShape flash_shape(const Op& attention, const FlashLayout& layout) {
+  RSIM_CHECK(attention.kind == OpKind::attention && attention.inputs.size() >= 3 &&
+                 layout.query_like.size() == attention.inputs.size(),
+             "flash_shape of an op that is not a fused attention, or with another's layout");
   const AttentionShape& attn = attention.attention;
-  const std::int64_t kv_heads = axis_size(attention.inputs[1], "kv_heads", attn.heads);
+  const std::int64_t kv_heads =
+      layout.kv_heads_axis < 0
+          ? attn.heads
+          : attention.inputs[1].axes[static_cast<std::size_t>(layout.kv_heads_axis)].size;
   FlashShape shape;
   shape.instances = static_cast<double>(attn.batch * kv_heads);
   shape.group = std::max<std::int64_t>(1, attn.heads / std::max<std::int64_t>(1, kv_heads));
@@ -105,21 +124,17 @@ FlashShape flash_shape(const Op& attention) {
   for (const Tensor& output : attention.outputs) {
     shape.query_output_bytes += output.bytes();
   }
-  // K and V (and their caches) are re-read per query tile; an input laid out like Q (the
-  // backward's O and dO) is read once per query tile like Q itself. Counting O and dO as K/V
-  // re-reads made the backward's bytes grow with the query heads per KV head (issue 21, #2).
-  const auto same_axes = [](const Tensor& a, const Tensor& b) {
-    return std::equal(a.axes.begin(), a.axes.end(), b.axes.begin(), b.axes.end(),
-                      [](const Axis& x, const Axis& y) { return x.name == y.name; });
-  };
   for (std::size_t index = 1; index < attention.inputs.size(); ++index) {
-    const Tensor& input = attention.inputs[index];
-    (same_axes(input, attention.inputs[0]) ? shape.query_output_bytes : shape.key_value_bytes) +=
-        input.bytes();
+    (layout.query_like[index] ? shape.query_output_bytes : shape.key_value_bytes) +=
+        attention.inputs[index].bytes();
   }
   shape.q_element_bytes = bytes_per_element(attention.inputs[0].dtype);
   shape.kv_element_bytes = bytes_per_element(attention.inputs.back().dtype);
   return shape;
+}
+
+FlashShape flash_shape(const Op& attention) {
+  return flash_shape(attention, flash_layout(attention));
 }
 
 Bytes ideal_traffic(const GemmShape& shape) {

@@ -69,6 +69,17 @@ struct FlashShape {
   [[nodiscard]] std::int64_t kv_tokens() const { return cached_tokens + query_tokens; }
 };
 
+/// Where a fused attention's FlashShape reads its figures: the axis of K that counts the KV
+/// heads (-1: none, as many as the query heads), and which inputs are laid out like Q (read once
+/// per query tile, as Q is) rather than re-read like K and V. Found by name once per op; a plan
+/// re-costing the op at other sizes keeps it (CostPlan::compile).
+struct FlashLayout {
+  int kv_heads_axis = -1;
+  std::vector<bool> query_like;  ///< per input (Q itself first)
+};
+
+FlashLayout flash_layout(const Op& attention);
+FlashShape flash_shape(const Op& attention, const FlashLayout& layout);
 FlashShape flash_shape(const Op& attention);
 
 /// The traffic across one tier boundary with one tile: what the outer tier serves to the inner.

@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <numeric>
 
 namespace rsim {
@@ -102,25 +103,27 @@ std::string structure_of(const OpGraph& graph) {
 // The batch line's probes, in multiples of the plan's devices (BatchLine::BatchLine).
 constexpr std::array<std::int64_t, 5> kProbeMultiples{1, 2, 3, 5, 64};
 
-// Byte figures below this are exact in every sum and product that makes them (multiples of
-// 2⁻⁷ below 2⁴⁵: 52 bits of significand at most), so two ways to the same figure agree.
-constexpr double kExactBytes = 0x1p45;
+// Figures whole in units of 1 / units_per_figure below 2⁵² units are exact in every sum and
+// product that makes them (52 bits of significand at most), so two ways to the same figure agree;
+// bytes are whole in units of 2⁻⁷ B (every dtype's width is a multiple).
+constexpr double kExactUnits = 0x1p52;
 constexpr double kUnitsPerByte = 0x1p7;
 
 }  // namespace
 
-// A figure at the probes as constant + slope · m at probe multiple m, in units of 2⁻⁷ B, where
-// every probe's figure is exact (below kExactBytes, whole in units) and on that line.
-BatchLine::AffineBytes BatchLine::affine_fit(const std::vector<double>& at_probes) const {
+// A figure at the probes as constant + slope · m at probe multiple m, in whole units, where every
+// probe's figure is exact (below kExactUnits, whole in units) and on that line.
+BatchLine::AffineFigure BatchLine::affine_fit(const std::vector<double>& at_probes,
+                                              double units_per_figure) const {
   std::vector<std::int64_t> units;
   bool exact = true;
-  for (const double bytes : at_probes) {
-    const double in_units = bytes * kUnitsPerByte;
-    exact = exact && bytes >= 0.0 && bytes < kExactBytes && in_units == std::floor(in_units);
+  for (const double figure : at_probes) {
+    const double in_units = figure * units_per_figure;
+    exact = exact && figure >= 0.0 && in_units < kExactUnits && in_units == std::floor(in_units);
     units.push_back(exact ? static_cast<std::int64_t>(in_units) : 0);
   }
-  AffineBytes fit{2 * units[0] - units[1], units[1] - units[0], exact,
-                  proportion(units[1] - units[0])};
+  AffineFigure fit{2 * units[0] - units[1], units[1] - units[0], exact,
+                   proportion(units[1] - units[0]), units_per_figure};
   for (std::size_t probe = 0; probe < units.size(); ++probe) {
     fit.affine = fit.affine && fit.constant + fit.slope * kProbeMultiples[probe] == units[probe];
   }
@@ -132,28 +135,52 @@ BatchLine::AffineBytes BatchLine::affine_fit(const std::vector<double>& at_probe
 // polynomial in the batch, affine unless a tensor has two scaled axes (quadratic: it then
 // misses the line through the first two probes at the other three, which a polynomial of degree
 // ≤ 4 cannot hide). Checked at every probe, where every figure is exact, in units of 2⁻⁷ B.
-std::vector<BatchLine::AffineBytes> BatchLine::affine_ideal_bytes(
-    const std::vector<ShardedGraph>& probes, const std::vector<OpGraph::Vertex>& order) const {
-  std::vector<AffineBytes> rows;
-  for (const OpGraph::Vertex vertex : order) {
+std::vector<BatchLine::AffineFigure> BatchLine::affine_ideal_bytes(
+    const std::vector<ShardedGraph>& probes) const {
+  std::vector<AffineFigure> rows;
+  for (const OpGraph::Vertex vertex : order_) {
     std::vector<double> at_probes;
     for (const ShardedGraph& probe : probes) {
       at_probes.push_back(op_bytes(probe.graph.op(vertex)).si());
     }
-    rows.push_back(affine_fit(at_probes));
+    rows.push_back(affine_fit(at_probes, kUnitsPerByte));
+  }
+  return rows;
+}
+
+// Each row's FLOPs likewise: a matmul's 2 · Π sizes (+ its output's elements with a bias), whole,
+// and exact in doubles below 2⁵² (every partial product is no larger); a plain op's FLOPs per
+// element × its output's elements, exact where the former is a multiple of 2⁻⁷ and the product
+// below 2⁴⁵. Polynomials in the batch, so affine where the probes say so (as the bytes).
+std::vector<BatchLine::AffineFigure> BatchLine::affine_flops(
+    const std::vector<ShardedGraph>& probes) const {
+  std::vector<AffineFigure> rows;
+  for (const OpGraph::Vertex vertex : order_) {
+    const Op& op = probes[0].graph.op(vertex);
+    const double per_element = op.flops_per_element * kUnitsPerByte;
+    const bool plain = op.kind == OpKind::elementwise || op.kind == OpKind::embedding_gather;
+    if (op.kind != OpKind::matmul && !(plain && per_element == std::floor(per_element))) {
+      rows.emplace_back();
+      continue;
+    }
+    std::vector<double> at_probes;
+    for (const ShardedGraph& probe : probes) {
+      at_probes.push_back(op_flops(probe.graph.op(vertex)).si());
+    }
+    rows.push_back(affine_fit(at_probes, plain ? kUnitsPerByte : 1.0));
   }
   return rows;
 }
 
 // The activation bytes of each working-set visit of the footprint (inputs, then outputs, summed
 // as footprint() sums them: sizes ∝ the batch or constant, so affine as op_bytes is).
-std::optional<std::vector<BatchLine::AffineBytes>> BatchLine::affine_working_sets(
+std::optional<std::vector<BatchLine::AffineFigure>> BatchLine::affine_working_sets(
     const std::vector<ShardedGraph>& probes) const {
   std::vector<FootprintPlan> plans;
   for (const ShardedGraph& probe : probes) {
     plans.push_back(plan_footprint(scenario_, probe.graph, order_, parameters_, 1.0, roofs_));
   }
-  std::vector<AffineBytes> working_sets;
+  std::vector<AffineFigure> working_sets;
   for (std::size_t visit = 0; visit < plans[0].visits.size(); ++visit) {
     const FootprintPlan::Visit& first = plans[0].visits[visit];
     if (!first.kv_cache.empty() || !first.per_batch_weights.empty()) {
@@ -166,15 +193,15 @@ std::optional<std::vector<BatchLine::AffineBytes>> BatchLine::affine_working_set
     for (const FootprintPlan& plan : plans) {
       at_probes.push_back(plan.visits[visit].working_bytes().si());
     }
-    working_sets.push_back(affine_fit(at_probes));
+    working_sets.push_back(affine_fit(at_probes, kUnitsPerByte));
   }
   return working_sets;
 }
 
 // constant + slope · batch / probe_batch_ in whole units (the product in 64 bits, the quotient
-// whole: the figure is a sum of multiples of 2⁻⁷ B), then in bytes, where it is below
-// kExactBytes: op_bytes sums the same figure exactly there (each term and partial sum below it),
-// so the two agree bit for bit.
+// whole), then as a figure, where it is below kExactUnits: the figure's own arithmetic (op_bytes,
+// op_flops) makes it exactly there (each term and partial sum below it), so the two agree bit for
+// bit.
 BatchLine::Proportion BatchLine::proportion(std::int64_t at_probe) const {
   const std::int64_t divisor = std::gcd(at_probe, probe_batch_);
   return {probe_batch_ / divisor, at_probe / divisor};
@@ -195,18 +222,18 @@ std::optional<std::int64_t> BatchLine::at_batch(const Proportion& whole, std::in
   return value;
 }
 
-OptionalBytes BatchLine::bytes_at(const AffineBytes& bytes, std::int64_t batch,
-                                  std::pair<std::int64_t, std::int64_t>& last) {
-  const auto scaled = bytes.affine ? at_batch(bytes.per_batch, batch, last) : std::nullopt;
+double BatchLine::figure_at(const AffineFigure& figure, std::int64_t batch,
+                            std::pair<std::int64_t, std::int64_t>& last) {
+  constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+  const auto scaled = figure.affine ? at_batch(figure.per_batch, batch, last) : std::nullopt;
   if (!scaled) {
-    return std::nullopt;
+    return kNone;
   }
-  const std::int64_t units = bytes.constant + *scaled;
-  const double value = static_cast<double>(units) / kUnitsPerByte;
-  if (units < 0 || !(value < kExactBytes)) {
-    return std::nullopt;
+  const std::int64_t units = figure.constant + *scaled;
+  if (units < 0 || !(static_cast<double>(units) < kExactUnits)) {
+    return kNone;
   }
-  return Bytes(value);
+  return static_cast<double>(units) / figure.units_per_figure;
 }
 
 OptionalBytes BatchLine::activations_at(std::int64_t batch) const {
@@ -215,8 +242,8 @@ OptionalBytes BatchLine::activations_at(std::int64_t batch) const {
   }
   Bytes largest;
   std::pair<std::int64_t, std::int64_t> last_step{0, 0};
-  for (const AffineBytes& working : *working_sets_) {
-    const auto bytes = bytes_at(working, batch, last_step);
+  for (const AffineFigure& working : *working_sets_) {
+    const OptionalBytes bytes = Bytes(figure_at(working, batch, last_step));
     if (!bytes) {
       return std::nullopt;
     }
@@ -321,7 +348,8 @@ BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
     }
   }
   order_ = probes[0].graph.topological_order();
-  ideal_ = affine_ideal_bytes(probes, order_);
+  ideal_ = affine_ideal_bytes(probes);
+  flops_ = affine_flops(probes);
   working_sets_ = affine_working_sets(probes);
   graph_ = std::move(probes[0].graph);
   scaled_rows_ = rows_of(graph_, order_, scaled_);
@@ -374,7 +402,9 @@ const BatchLine::Point* BatchLine::evaluate(std::int64_t batch, Workspace& works
   }
   // The same batch: the steps' quotients found above serve here too.
   for (std::size_t row = 0; row < ideal_.size(); ++row) {
-    workspace.plan_.ops[row].ideal_bytes = bytes_at(ideal_[row], batch, last_step);
+    OpCostPlan& op = workspace.plan_.ops[row];
+    op.ideal_bytes = Bytes(figure_at(ideal_[row], batch, last_step));
+    op.flops = Flops(figure_at(flops_[row], batch, last_step));
   }
   recost_times(workspace.graph_, workspace.plan_, roofs_, scenario_.tiles, workspace.cache,
                workspace.table_, workspace.costed_ ? &scaled_rows_ : nullptr);

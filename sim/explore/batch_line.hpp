@@ -87,30 +87,39 @@ class BatchLine {
     Proportion whole;       ///< integers: at_probe / probe_batch_, reduced
   };
 
-  /// An op's ideal bytes (op_bytes) along the line, in units of 2⁻⁷ B (every dtype's width is a
-  /// multiple: tests/base/dtype_test.cpp): constant + slope · batch / probe_batch_, found and
-  /// checked at the probes (every probe's figure below kExactBytes, so exact).
-  struct AffineBytes {
+  /// A figure along the line (an op's ideal bytes or FLOPs, a working set's bytes) in whole units
+  /// of 1 / units_per_figure: constant + slope · batch / probe_batch_, found and checked at the
+  /// probes, where every figure is whole in units below 2⁵², so exact.
+  struct AffineFigure {
     std::int64_t constant = 0;
     std::int64_t slope = 0;
     bool affine = false;
     Proportion per_batch;  ///< slope / probe_batch_, reduced
+    double units_per_figure = 1.0;
   };
   [[nodiscard]] Proportion proportion(std::int64_t at_probe) const;
   /// `whole` at `batch`, nullopt where it is not whole or overflows. `last` keeps the last
   /// step's quotient (points share few steps: one division each).
   static std::optional<std::int64_t> at_batch(const Proportion& whole, std::int64_t batch,
                                               std::pair<std::int64_t, std::int64_t>& last);
-  [[nodiscard]] std::vector<AffineBytes> affine_ideal_bytes(
-      const std::vector<ShardedGraph>& probes, const std::vector<OpGraph::Vertex>& order) const;
-  [[nodiscard]] AffineBytes affine_fit(const std::vector<double>& at_probes) const;
+  /// Each table row's ideal bytes (op_bytes) in units of 2⁻⁷ B: every dtype's width is a
+  /// multiple (tests/base/dtype_test.cpp).
+  [[nodiscard]] std::vector<AffineFigure> affine_ideal_bytes(
+      const std::vector<ShardedGraph>& probes) const;
+  /// Each table row's FLOPs (op_flops): a matmul's whole, a plain op's in units of 2⁻⁷ where its
+  /// FLOPs per element are a multiple (then every product that makes them is exact); never
+  /// affine for any other op.
+  [[nodiscard]] std::vector<AffineFigure> affine_flops(
+      const std::vector<ShardedGraph>& probes) const;
+  [[nodiscard]] AffineFigure affine_fit(const std::vector<double>& at_probes,
+                                        double units_per_figure) const;
   /// Each working-set visit's activation bytes (FootprintPlan::Visit), likewise; nullopt where a
   /// visit counts KV cache or per-batch weights (the footprint is then summed whole).
-  [[nodiscard]] std::optional<std::vector<AffineBytes>> affine_working_sets(
+  [[nodiscard]] std::optional<std::vector<AffineFigure>> affine_working_sets(
       const std::vector<ShardedGraph>& probes) const;
-  /// `bytes` at `batch`, nullopt where not whole or not exact; `last` as at_batch's.
-  static OptionalBytes bytes_at(const AffineBytes& bytes, std::int64_t batch,
-                                std::pair<std::int64_t, std::int64_t>& last);
+  /// `figure` at `batch` (NaN where not whole or not exact); `last` as at_batch's.
+  static double figure_at(const AffineFigure& figure, std::int64_t batch,
+                          std::pair<std::int64_t, std::int64_t>& last);
   /// The largest working set at `batch` (the max of working_sets_), where every one is exact.
   [[nodiscard]] OptionalBytes activations_at(std::int64_t batch) const;
 
@@ -128,8 +137,9 @@ class BatchLine {
   /// The table rows (positions in order_) of the ops with a scaled number: the others (an FSDP
   /// weight's all-gather) cost the same at every batch and are costed once per workspace.
   std::vector<std::size_t> scaled_rows_;
-  std::vector<AffineBytes> ideal_;                        ///< per table row
-  std::optional<std::vector<AffineBytes>> working_sets_;  ///< affine_working_sets
+  std::vector<AffineFigure> ideal_;                        ///< per table row
+  std::vector<AffineFigure> flops_;                        ///< per table row
+  std::optional<std::vector<AffineFigure>> working_sets_;  ///< affine_working_sets
   std::string why_;
 };
 

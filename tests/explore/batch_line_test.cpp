@@ -21,6 +21,7 @@ void require_same(const rsim::Totals& line, const rsim::Totals& run) {
   REQUIRE(line.t_mem.si() == run.t_mem.si());
   REQUIRE(line.t_net.si() == run.t_net.si());
   REQUIRE(line.t_overlapped.si() == run.t_overlapped.si());
+  REQUIRE(line.t_expected.si() == run.t_expected.si());
   REQUIRE(rsim::bound_label(line) == rsim::bound_label(run));
   REQUIRE(line.t_by_tier.size() == run.t_by_tier.size());
   for (std::size_t tier = 0; tier < line.t_by_tier.size(); ++tier) {
