@@ -222,16 +222,16 @@ void compiled_times(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>
 }
 
 // A fused attention: cost_op's FLOPs, ideal bytes and FMHA tiles (tiled_traffic's flash search).
-void attention_times(const Op& op, const OpCostPlan& plan,
-                     const std::vector<InnerTier>& inner_tiers, const Roofs& roofs,
-                     TileCache& cache, CostTable& table, Eigen::Index row) {
+void attention_times(const Op& op, OpCostPlan& plan, const std::vector<InnerTier>& inner_tiers,
+                     const Roofs& roofs, TileCache& cache, CostTable& table, Eigen::Index row) {
   const Bytes ideal = plan.ideal_bytes ? *plan.ideal_bytes : op_bytes(op);
   const bool tiled = ideal.si() > 0.0;
   const FlashShape shape = !tiled       ? FlashShape{}
                            : plan.flash ? flash_shape(op, *plan.flash)
                                         : flash_shape(op);
   const auto inner_bytes = [&](std::size_t index) -> OptionalBytes {
-    if (const auto traffic = best_flash_tile(shape, inner_tiers[index].budget, &cache)) {
+    KeptFlashRows* kept = index < plan.flash_rows.size() ? &plan.flash_rows[index] : nullptr;
+    if (const auto traffic = best_flash_tile(shape, inner_tiers[index].budget, &cache, kept)) {
       return traffic->bytes;
     }
     return std::nullopt;
@@ -301,6 +301,7 @@ void CostPlan::compile(const OpGraph& graph, const std::vector<OpGraph::Vertex>&
     OpCostPlan& plan = ops[row];
     if (op.kind == OpKind::attention && op.inputs.size() >= 3) {
       plan.flash = flash_layout(op);
+      plan.flash_rows.resize(inner_tiers.size());
     }
     if (!compiled_kind(op.kind)) {
       continue;

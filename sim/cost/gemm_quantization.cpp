@@ -2,9 +2,27 @@
 #include "sim/cost/gemm_quantization.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 namespace rsim {
+
+namespace {
+
+// ⌈x / d⌉ for a whole d ≥ 1: where d is a power of two, x times its reciprocal, which is exact
+// (2⁻ᵉ, built from its exponent), so the same figure as the quotient without a division's latency
+// on the point's critical path; otherwise the quotient.
+double ceil_quotient(double x, std::int64_t d) {
+  const auto divisor = static_cast<std::uint64_t>(d);
+  if (d > 0 && (divisor & (divisor - 1)) == 0) {
+    const auto exponent = static_cast<std::uint64_t>(std::countr_zero(divisor));
+    return std::ceil(x * std::bit_cast<double>((std::uint64_t{1023} - exponent) << 52));
+  }
+  return std::ceil(x / static_cast<double>(d));
+}
+
+}  // namespace
 
 GemmFill gemm_fill(const GemmShape& shape, const GemmQuantization& quantization) {
   const double useful = shape.batch * static_cast<double>(shape.m) * static_cast<double>(shape.n) *
@@ -21,7 +39,13 @@ GemmFill gemm_fill(const GemmShape& shape, const GemmQuantization& quantization)
   // instruction's (a small-M kernel: M = 1 runs 64-row wgmma tiles on Hopper, not 128): the
   // rounding is the tile's own, so once per call.
   const auto rounded = [](std::int64_t size, std::int64_t instruction) {
-    return std::max((size + instruction - 1) / instruction * instruction, instruction);
+    // A power-of-two instruction side (every MMA's) rounds by a mask, without a division.
+    const auto side = static_cast<std::uint64_t>(instruction);
+    const std::int64_t up =
+        instruction > 0 && (side & (side - 1)) == 0
+            ? static_cast<std::int64_t>((static_cast<std::uint64_t>(size) + side - 1) & ~(side - 1))
+            : (size + instruction - 1) / instruction * instruction;
+    return std::max(up, instruction);
   };
   const std::int64_t m_rounded = rounded(shape.m, quantization.mma.m);
   const std::int64_t n_rounded = rounded(shape.n, quantization.mma.n);
@@ -31,18 +55,19 @@ GemmFill gemm_fill(const GemmShape& shape, const GemmQuantization& quantization)
   double least_issued = 0.0;
   for (const GemmTile& full : quantization.tiles) {
     const GemmTile tile{std::min(full.m, m_rounded), std::min(full.n, n_rounded)};
-    const double tiles = shape.batch * std::ceil(m / static_cast<double>(tile.m)) *
-                         std::ceil(n / static_cast<double>(tile.n));
+    const double tiles = shape.batch * ceil_quotient(m, tile.m) * ceil_quotient(n, tile.n);
     double split = 1.0;
+    double inverse_split = 1.0;  // 1 / split, exact
     // Split-K only fills units one wave would leave idle, and only while each slice of K stays
     // long enough to amortize the partial sums' reduction.
     while (quantization.split_k_min > 0 && tiles * split * 2.0 <= units &&
-           k * (0.5 / split) >= static_cast<double>(quantization.split_k_min)) {
+           k * (0.5 * inverse_split) >= static_cast<double>(quantization.split_k_min)) {
       split *= 2.0;
+      inverse_split *= 0.5;
     }
     const double waves = std::ceil(tiles * split / units);
     const double issued = waves * units * static_cast<double>(tile.m) *
-                          static_cast<double>(tile.n) * std::ceil(k * (1.0 / split));
+                          static_cast<double>(tile.n) * std::ceil(k * inverse_split);
     if (least_issued == 0.0 || issued < least_issued) {
       least_issued = issued;
       best = {0.0, tile, tiles, split, waves};

@@ -119,8 +119,10 @@ struct OpCostPlan {
   std::vector<SettledGemm> settled;
   /// Matmuls and plain ops of a compiled plan: their sizes.
   std::optional<OpSizes> sizes;
-  /// Fused attentions of a compiled plan: where their FlashShape reads its figures.
+  /// Fused attentions of a compiled plan: where their FlashShape reads its figures, and per inner
+  /// tier the rows its flash search last looked up.
   std::optional<FlashLayout> flash;
+  std::vector<KeptFlashRows> flash_rows;
   /// The op's ideal bytes (op_bytes) at its current sizes, where the caller knows them exactly
   /// (a batch line: affine in the batch); recost_times then takes them instead of summing the
   /// tensors. Unset: summed.

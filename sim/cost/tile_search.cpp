@@ -403,7 +403,7 @@ OptionalBytes settled_panel_bytes(SettledGemm& settled, const GemmShape& shape, 
 }
 
 std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileBudget& budget,
-                                            TileCache* cache) {
+                                            TileCache* cache, KeptFlashRows* kept) {
   const auto row_at = [&](std::int64_t bm) { return flash_row(shape, budget, bm); };
   // The key: what the rows depend on, and the ratio of Q+O to K/V bytes, which fixes the
   // candidates' bytes relative to one another (without either, no instances: the search ranks).
@@ -412,16 +412,28 @@ std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileB
   const bool settles = shape.key_value_bytes.si() > 0.0 && shape.query_output_bytes.si() > 0.0;
   const double q_o_per_k_v =
       settles ? shape.query_output_bytes.si() / shape.key_value_bytes.si() : 0.0;
-  TileCache::Rows* rows =
-      cache == nullptr
-          ? nullptr
-          : cache->rows({shape.causal ? 3.0 : 2.0, static_cast<double>(shape.query_tokens),
-                         static_cast<double>(shape.cached_tokens),
-                         static_cast<double>(shape.head_dim), static_cast<double>(shape.group),
-                         q_o_per_k_v, shape.q_element_bytes, shape.kv_element_bytes,
-                         budget.capacity.si(),
-                         budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0,
-                         static_cast<double>(shape.window)});
+  TileCache::Rows* rows = nullptr;
+  if (cache != nullptr) {
+    const TileCache::Key key{shape.causal ? 3.0 : 2.0,
+                             static_cast<double>(shape.query_tokens),
+                             static_cast<double>(shape.cached_tokens),
+                             static_cast<double>(shape.head_dim),
+                             static_cast<double>(shape.group),
+                             q_o_per_k_v,
+                             shape.q_element_bytes,
+                             shape.kv_element_bytes,
+                             budget.capacity.si(),
+                             budget.accumulator_capacity ? budget.accumulator_capacity->si() : -1.0,
+                             static_cast<double>(shape.window)};
+    if (kept != nullptr && kept->cache == cache && kept->key == key) {
+      rows = kept->rows;
+    } else {
+      rows = cache->rows(key);
+      if (kept != nullptr) {
+        *kept = {cache, rows, key};
+      }
+    }
+  }
   const auto bytes_of = [&](const TiledTraffic& traffic) { return flash_bytes(shape, traffic); };
   if (settles && rows != nullptr && rows->settled == Settled::certified) {
     cache->count_settled_search();

@@ -70,7 +70,17 @@ std::optional<TiledTraffic> best_panel_tile(const GemmShape& shape, Bytes capaci
                                             TileCache* cache = nullptr,
                                             SettledGemm* settled = nullptr);
 
+/// The rows of a flash search's key last looked up (best_flash_tile): a caller that searches the
+/// same op and tier at size after size keeps one, and a search of the same key takes its rows
+/// without hashing the key.
+struct KeptFlashRows {
+  const TileCache* cache = nullptr;
+  TileCache::Rows* rows = nullptr;
+  TileCache::Key key{};
+};
+
 std::optional<TiledTraffic> best_flash_tile(const FlashShape& shape, const TileBudget& budget,
-                                            TileCache* cache = nullptr);
+                                            TileCache* cache = nullptr,
+                                            KeptFlashRows* kept = nullptr);
 
 }  // namespace rsim

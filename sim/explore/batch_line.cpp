@@ -343,8 +343,18 @@ BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
     }
     if (!constant) {
       const bool integer = std::holds_alternative<std::int64_t*>(numbers[0][index]);
-      scaled_.push_back({index, value, integer,
-                         integer ? proportion(static_cast<std::int64_t>(value)) : Proportion{}});
+      std::uint32_t distinct = 0;
+      if (integer) {
+        const Proportion whole = proportion(static_cast<std::int64_t>(value));
+        while (distinct < distinct_.size() && (distinct_[distinct].step != whole.step ||
+                                               distinct_[distinct].per_step != whole.per_step)) {
+          ++distinct;
+        }
+        if (distinct == distinct_.size()) {
+          distinct_.push_back(whole);
+        }
+      }
+      scaled_.push_back({index, value, integer, distinct});
     }
   }
   order_ = probes[0].graph.topological_order();
@@ -369,8 +379,14 @@ std::unique_ptr<BatchLine::Workspace> BatchLine::workspace() const {
       plan_footprint(scenario_, workspace->graph_, order_, parameters_, weight_fraction_, roofs_);
   const std::vector<NumberRef> numbers = numbers_of(workspace->graph_);
   for (const Scaled& scaled : scaled_) {
-    workspace->scaled_.push_back(numbers[scaled.index]);
+    if (scaled.integer) {
+      workspace->integers_.emplace_back(std::get<std::int64_t*>(numbers[scaled.index]),
+                                        scaled.distinct);
+    } else {
+      workspace->reals_.emplace_back(numbers[scaled.index], scaled.at_probe);
+    }
   }
+  workspace->values_.resize(distinct_.size());
   return workspace;
 }
 
@@ -378,22 +394,21 @@ const BatchLine::Point* BatchLine::evaluate(std::int64_t batch, Workspace& works
   RSIM_CHECK(usable() && batch >= 1, "evaluating a batch line that is not usable");
   RSIM_CHECK(workspace.line_ == this, "a batch line's workspace used with another (or moved) line");
   std::pair<std::int64_t, std::int64_t> last_step{0, 0};
-  for (std::size_t index = 0; index < scaled_.size(); ++index) {
-    const Scaled& scaled = scaled_[index];
-    const NumberRef& number = workspace.scaled_[index];
-    if (scaled.integer) {
-      const auto value = at_batch(scaled.whole, batch, last_step);
-      if (!value) {
-        return nullptr;
-      }
-      *std::get<std::int64_t*>(number) = *value;
-      continue;
+  for (std::size_t index = 0; index < distinct_.size(); ++index) {
+    const auto value = at_batch(distinct_[index], batch, last_step);
+    if (!value) {
+      return nullptr;
     }
+    workspace.values_[index] = *value;
+  }
+  for (const auto& [number, distinct] : workspace.integers_) {
+    *number = workspace.values_[distinct];
+  }
+  for (const auto& [number, at_probe] : workspace.reals_) {
     // Byte counts are elements × a dyadic width (every dtype's bytes per element is k/2ʲ, j ≤ 7:
     // tests/base/dtype_test.cpp) far below 2⁵³: this product and quotient are exact, as the graph's
     // own elements × bytes are.
-    const double value =
-        scaled.at_probe * static_cast<double>(batch) / static_cast<double>(probe_batch_);
+    const double value = at_probe * static_cast<double>(batch) / static_cast<double>(probe_batch_);
     if (auto* const* bytes = std::get_if<Bytes*>(&number)) {
       **bytes = Bytes(value);
     } else {

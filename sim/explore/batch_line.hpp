@@ -51,12 +51,17 @@ class BatchLine {
     using NumberRef = std::variant<std::int64_t*, double*, Bytes*>;
     const BatchLine* line_ = nullptr;  ///< the line that made it (its plans point into its roofs)
     OpGraph graph_;
-    std::vector<NumberRef> scaled_;  ///< the proportional numbers of graph_, in template order
-    CostPlan plan_;                  ///< table_'s lookups
-    CostTable table_;                ///< graph_'s costs, re-costed in place point after point
-    FootprintPlan footprint_;        ///< graph_'s footprint, read point after point
-    bool costed_ = false;            ///< every row of table_ costed (then only scaled rows change)
-    Point point_;                    ///< the last point evaluated
+    /// The proportional integers of graph_, each with the index of its value among the line's
+    /// distinct ones (BatchLine::distinct_), and its other proportional numbers with their values
+    /// at the probe batch.
+    std::vector<std::pair<std::int64_t*, std::uint32_t>> integers_;
+    std::vector<std::pair<NumberRef, double>> reals_;
+    std::vector<std::int64_t> values_;  ///< the distinct integers at the point being evaluated
+    CostPlan plan_;                     ///< table_'s lookups
+    CostTable table_;                   ///< graph_'s costs, re-costed in place point after point
+    FootprintPlan footprint_;           ///< graph_'s footprint, read point after point
+    bool costed_ = false;  ///< every row of table_ costed (then only scaled rows change)
+    Point point_;          ///< the last point evaluated
   };
 
   BatchLine(const Scenario& scenario, const Roofs& roofs);
@@ -81,10 +86,10 @@ class BatchLine {
     std::int64_t per_step = 0;
   };
   struct Scaled {
-    std::size_t index = 0;  ///< in the visiting order of every number of the graph
-    double at_probe = 0.0;  ///< its value at probe_batch_
-    bool integer = false;   ///< a count or size: must stay whole
-    Proportion whole;       ///< integers: at_probe / probe_batch_, reduced
+    std::size_t index = 0;       ///< in the visiting order of every number of the graph
+    double at_probe = 0.0;       ///< its value at probe_batch_
+    bool integer = false;        ///< a count or size: must stay whole
+    std::uint32_t distinct = 0;  ///< integers: at_probe / probe_batch_ is distinct_[distinct]
   };
 
   /// A figure along the line (an op's ideal bytes or FLOPs, a working set's bytes) in whole units
@@ -134,6 +139,9 @@ class BatchLine {
   std::vector<OpGraph::Vertex> order_;
   double weight_fraction_ = 1.0;
   std::vector<Scaled> scaled_;
+  /// The distinct proportions of the integers of scaled_ (few: most are one axis, the tokens or
+  /// sequences per device, seen by tensor after tensor), each found once per point.
+  std::vector<Proportion> distinct_;
   /// The table rows (positions in order_) of the ops with a scaled number: the others (an FSDP
   /// weight's all-gather) cost the same at every batch and are costed once per workspace.
   std::vector<std::size_t> scaled_rows_;
