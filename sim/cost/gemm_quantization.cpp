@@ -1,28 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "sim/cost/gemm_quantization.hpp"
 
+#include "sim/cost/tile_candidates.hpp"
+
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 
 namespace rsim {
-
-namespace {
-
-// ⌈x / d⌉ for a whole d ≥ 1: where d is a power of two, x times its reciprocal, which is exact
-// (2⁻ᵉ, built from its exponent), so the same figure as the quotient without a division's latency
-// on the point's critical path; otherwise the quotient.
-double ceil_quotient(double x, std::int64_t d) {
-  const auto divisor = static_cast<std::uint64_t>(d);
-  if (d > 0 && (divisor & (divisor - 1)) == 0) {
-    const auto exponent = static_cast<std::uint64_t>(std::countr_zero(divisor));
-    return std::ceil(x * std::bit_cast<double>((std::uint64_t{1023} - exponent) << 52));
-  }
-  return std::ceil(x / static_cast<double>(d));
-}
-
-}  // namespace
 
 GemmFill gemm_fill(const GemmShape& shape, const GemmQuantization& quantization) {
   const double useful = shape.batch * static_cast<double>(shape.m) * static_cast<double>(shape.n) *
@@ -32,8 +17,6 @@ GemmFill gemm_fill(const GemmShape& shape, const GemmQuantization& quantization)
     return best;
   }
   const auto units = static_cast<double>(quantization.units);
-  const auto m = static_cast<double>(shape.m);
-  const auto n = static_cast<double>(shape.n);
   const auto k = static_cast<double>(shape.k);
   // A side of a tile larger than its matmul's shrinks to the matmul's, rounded up to the MMA
   // instruction's (a small-M kernel: M = 1 runs 64-row wgmma tiles on Hopper, not 128): the
@@ -55,7 +38,8 @@ GemmFill gemm_fill(const GemmShape& shape, const GemmQuantization& quantization)
   double least_issued = 0.0;
   for (const GemmTile& full : quantization.tiles) {
     const GemmTile tile{std::min(full.m, m_rounded), std::min(full.n, n_rounded)};
-    const double tiles = shape.batch * ceil_quotient(m, tile.m) * ceil_quotient(n, tile.n);
+    const double tiles = shape.batch * tile_candidates::ceil_div(shape.m, tile.m) *
+                         tile_candidates::ceil_div(shape.n, tile.n);
     double split = 1.0;
     double inverse_split = 1.0;  // 1 / split, exact
     // Split-K only fills units one wave would leave idle, and only while each slice of K stays
