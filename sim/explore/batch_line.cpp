@@ -346,11 +346,9 @@ BatchLine::BatchLine(const Scenario& scenario, const Roofs& roofs)
       std::uint32_t distinct = 0;
       if (integer) {
         const Proportion whole = proportion(static_cast<std::int64_t>(value));
-        while (distinct < distinct_.size() && (distinct_[distinct].step != whole.step ||
-                                               distinct_[distinct].per_step != whole.per_step)) {
-          ++distinct;
-        }
-        if (distinct == distinct_.size()) {
+        const auto found = std::find(distinct_.begin(), distinct_.end(), whole);
+        distinct = static_cast<std::uint32_t>(found - distinct_.begin());
+        if (found == distinct_.end()) {
           distinct_.push_back(whole);
         }
       }

@@ -84,6 +84,7 @@ class BatchLine {
   struct Proportion {
     std::int64_t step = 1;
     std::int64_t per_step = 0;
+    bool operator==(const Proportion&) const = default;
   };
   struct Scaled {
     std::size_t index = 0;       ///< in the visiting order of every number of the graph
